@@ -344,3 +344,19 @@ type TTL struct {
 // KeyspaceInfo answers, per database, the number of keys and of keys with a
 // deadline (INFO keyspace). Result: []DBInfo (state package), 16 long.
 type KeyspaceInfo struct{}
+
+// ExpiredKeys lists up to Limit keys of database DB whose deadline is at or
+// before the query's time, in key order, for the server's expiry sweep
+// (which then proposes Expired with them). Result: []string.
+type ExpiredKeys struct {
+	DB    int
+	Limit int
+}
+
+func (ExpiredKeys) query() {}
+
+// Keys returns nil: the query names no key.
+func (ExpiredKeys) Keys() []string { return nil }
+
+// Database returns the database.
+func (q ExpiredKeys) Database() int { return q.DB }

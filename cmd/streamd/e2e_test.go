@@ -1,0 +1,196 @@
+package main
+
+// End-to-end test of the built binary with Redis's own tools: redis-cli
+// prints XINFO GROUPS and XPENDING as for Redis, redis-benchmark's PING and
+// XADD runs complete without errors, and SIGTERM exits 0.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// requireTool returns the path of an external tool; without it the test is
+// skipped, unless STREAMD_REQUIRE_REDIS is set (CI), where it fails.
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("STREAMD_REQUIRE_REDIS") != "" {
+		t.Fatalf("%s not on PATH and STREAMD_REQUIRE_REDIS is set", name)
+	}
+	t.Skipf("%s not on PATH (install redis-server/redis-tools to run this test)", name)
+	return ""
+}
+
+// eventually calls f every tick until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout, tick time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v: %v", timeout, err)
+		}
+		time.Sleep(tick)
+	}
+}
+
+// ping sends an inline PING to addr and expects +PONG.
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// cli runs redis-cli against port and returns its trimmed output.
+func cli(t *testing.T, bin string, port int, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"-p", strconv.Itoa(port)}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestBinaryWithRedisTools(t *testing.T) {
+	cliBin := requireTool(t, "redis-cli")
+	benchBin := requireTool(t, "redis-benchmark")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "streamd")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	port := freePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", filepath.Join(dir, "data"))
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("streamd output:\n%s", logs.String())
+		}
+	})
+	eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+		select {
+		case err := <-exited:
+			stopped = true
+			t.Fatalf("streamd exited early: %v", err)
+		default:
+		}
+		return ping(addr)
+	})
+
+	cli(t, cliBin, port, "XADD", "s", "1-1", "f", "v")
+	wantOK := cli(t, cliBin, port, "XGROUP", "CREATE", "s", "g", "0")
+	if wantOK != "OK" {
+		t.Fatalf("XGROUP CREATE printed %q", wantOK)
+	}
+	cli(t, cliBin, port, "XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
+
+	// redis-cli's output to a pipe is one value per line, as real Redis gives.
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"XINFO", "GROUPS", "s"}, "name\ng\nconsumers\n1\npending\n1\nlast-delivered-id\n1-1\nentries-read\n1\nlag\n0"},
+		{[]string{"XPENDING", "s", "g"}, "1\n1-1\n1-1\nalice\n1"},
+		{[]string{"XLEN", "s"}, "1"},
+		{[]string{"XRANGE", "s", "-", "+"}, "1-1\nf\nv"},
+	}
+	for _, tc := range tests {
+		if got := cli(t, cliBin, port, tc.args...); got != tc.want {
+			t.Errorf("redis-cli %s printed\n%s\nwant\n%s", strings.Join(tc.args, " "), got, tc.want)
+		}
+	}
+
+	// redis-benchmark: its PING tests (inline and multibulk) and the xadd
+	// test where the tool has one; then an explicit XADD workload.
+	runs := [][]string{
+		{"-p", strconv.Itoa(port), "-t", "ping,xadd", "-n", "100000", "-q"},
+		{"-p", strconv.Itoa(port), "-n", "20000", "-q", "XADD", "bench", "*", "f", "v"},
+	}
+	for _, args := range runs {
+		out, err := exec.Command(benchBin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-benchmark %v: %v\n%s", args, err, out)
+		}
+		text := string(out)
+		for _, line := range strings.Split(strings.ReplaceAll(text, "\r", "\n"), "\n") {
+			l := strings.ToLower(line)
+			if strings.Contains(l, "err") || strings.Contains(l, "error") {
+				t.Errorf("redis-benchmark %v printed an error line: %q", args, line)
+			}
+		}
+		if !strings.Contains(text, "requests per second") {
+			t.Errorf("redis-benchmark %v printed no result:\n%s", args, text)
+		}
+	}
+	if n := cli(t, cliBin, port, "XLEN", "bench"); n != "20000" {
+		t.Errorf("XLEN bench = %s after 20000 benchmark XADDs", n)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		stopped = true
+		if err != nil {
+			t.Fatalf("streamd exit after SIGTERM: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("streamd did not exit within 20s of SIGTERM")
+	}
+}

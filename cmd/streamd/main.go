@@ -1,0 +1,148 @@
+// Command streamd is a Redis-protocol server for Redis Streams.
+//
+//	streamd [config-file] [--port 6379] [--bind 127.0.0.1] [--dir ./data] [--requirepass PASS]
+//
+// The config file uses redis.conf syntax and Redis's directive names; flags
+// override it. SIGINT or SIGTERM closes the server and exits 0.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"streamd/replication"
+	"streamd/server"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "streamd:", err)
+		os.Exit(1)
+	}
+}
+
+// parseArgs builds the configuration: defaults, then the optional config
+// file (first positional argument), then the flags that were given.
+func parseArgs(args []string) (server.Config, error) {
+	cfg := server.DefaultConfig()
+	fs := flag.NewFlagSet("streamd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	port := fs.Int("port", cfg.Port, "TCP port")
+	bind := fs.String("bind", cfg.Bind, "addresses to listen on (space-separated)")
+	dir := fs.String("dir", cfg.Dir, "working directory")
+	pass := fs.String("requirepass", "", "password of the default user")
+	// Go's flag package stops at the first positional argument; allow the
+	// config file first, as "streamd redis.conf --port 7000".
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if file != "" {
+		if err := server.LoadConfigFile(file, &cfg); err != nil {
+			return cfg, err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "port":
+			cfg.Port = *port
+		case "bind":
+			cfg.Bind = *bind
+		case "dir":
+			cfg.Dir = *dir
+		case "requirepass":
+			cfg.RequirePass = *pass
+		}
+	})
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return cfg, fmt.Errorf("port %d out of range", cfg.Port)
+	}
+	return cfg, nil
+}
+
+// slogLevel maps Redis's loglevel names.
+func slogLevel(l string) slog.Level {
+	switch l {
+	case "debug", "verbose":
+		return slog.LevelDebug
+	case "warning":
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// listen binds every address of cfg.Bind; an address with a leading "-" is
+// optional, as in Redis.
+func listen(cfg server.Config, log *slog.Logger) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, a := range strings.Fields(cfg.Bind) {
+		optional := strings.HasPrefix(a, "-")
+		a = strings.TrimPrefix(a, "-")
+		if a == "*" {
+			a = ""
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(a, strconv.Itoa(cfg.Port)))
+		if err != nil {
+			if optional {
+				log.Warn("skipping optional bind address", "addr", a, "err", err)
+				continue
+			}
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	if len(lns) == 0 {
+		return nil, errors.New("no address to listen on")
+	}
+	return lns, nil
+}
+
+func run(args []string, logOut io.Writer) error {
+	cfg, err := parseArgs(args)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return fmt.Errorf("dir: %w", err)
+	}
+	lns, err := listen(cfg, log)
+	if err != nil {
+		return err
+	}
+	srv := server.New(cfg, replication.NewShard(), log)
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		log.Info("Ready to accept connections", "addr", ln.Addr().String())
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	select {
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+		return srv.Close()
+	case err := <-errc:
+		srv.Close()
+		return err
+	}
+}

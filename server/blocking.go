@@ -1,0 +1,113 @@
+package server
+
+import (
+	"time"
+
+	"streamd/internal/keywait"
+	"streamd/replication/state"
+	"streamd/replication/wire"
+)
+
+// Blocking makes a plan wait for its keys when its first answer is empty
+// (XREAD / XREADGROUP with BLOCK). Inside MULTI/EXEC it is ignored: Redis
+// runs a blocking command in a transaction as if its timeout had expired.
+type Blocking struct {
+	// Timeout is BLOCK's time; 0 waits forever. The deadline is fixed when
+	// the command starts and kept across wake-ups.
+	Timeout time.Duration
+	// Group is set for XREADGROUP: when a retry after a wake fails because
+	// the key or the group is gone, the client gets Redis's UNBLOCKED /
+	// NOGROUP error instead of the engine's.
+	Group bool
+	// Prepare, if set, runs after the client subscribed to its keys and
+	// before the first try; it may rewrite p.Op (XREAD resolves "$" there,
+	// so an entry added in between is seen by the try or wakes the wait).
+	// A non-nil Reply ends the command with it.
+	Prepare func(s *Server, p *Plan) Reply
+}
+
+// Errors a blocked XREADGROUP gets when its stream or group goes away, as
+// Redis's blocked.c sends them.
+const (
+	errUnblockedNoKey = ErrorReply("UNBLOCKED the stream key no longer exists")
+	errUnblockedGroup = ErrorReply("NOGROUP the consumer group this client was blocked on no longer exists")
+)
+
+// runBlocking runs a plan that may block: subscribe to its keys, try, and
+// while the answer is empty wait for a wake-up, the deadline, CLIENT UNBLOCK
+// or the connection closing, retrying after each wake-up.
+func (s *Server) runBlocking(c *Client, p *Plan) Reply {
+	b := p.Block
+	var deadline time.Time
+	if b.Timeout > 0 {
+		deadline = time.Now().Add(b.Timeout)
+	}
+	db := p.Op.Database()
+	names := p.Op.Keys()
+	keys := make([]keywait.Key, len(names))
+	for i, k := range names {
+		keys[i] = keywait.Key{DB: db, Name: k}
+	}
+	w := s.hub().waits.Subscribe(keys)
+	defer w.Unsubscribe()
+	if b.Prepare != nil {
+		if r := b.Prepare(s, p); r != nil {
+			return r
+		}
+	}
+	woken := false
+	for {
+		res, err := s.apply(c, p.Op)
+		if err != nil {
+			if woken && b.Group {
+				return s.groupWaitError(db, names)
+			}
+			return p.Format(res, err)
+		}
+		if !emptyRead(res) {
+			return p.Format(res, err)
+		}
+		if woken {
+			// Nothing for us this time (another consumer took the
+			// entry): let the next waiter on the key try.
+			w.Done()
+		}
+		switch c.WaitBlocked(deadline, w.Wake()) {
+		case BlockWoken:
+			woken = true
+		case BlockUnblockedError:
+			return ErrUnblocked
+		default: // timeout, CLIENT UNBLOCK TIMEOUT, closed connection
+			return NullArray{}
+		}
+	}
+}
+
+// emptyRead reports whether an XREAD/XREADGROUP answer has nothing to send,
+// which is when the command blocks (a history read of XREADGROUP answers
+// every key, even with no entries, so it never blocks).
+func emptyRead(res any) bool {
+	if res == nil {
+		return true
+	}
+	kes, ok := res.([]state.KeyEntries)
+	return ok && len(kes) == 0
+}
+
+// groupWaitError is the error of a blocked XREADGROUP whose retry failed:
+// the stream was deleted (DEL, RENAME, FLUSH*, expiry) → UNBLOCKED, else the
+// group was destroyed → NOGROUP, as Redis's serveClientsBlockedOnKey tells
+// them apart.
+func (s *Server) groupWaitError(db int, names []string) Reply {
+	uniq := make(map[string]bool, len(names))
+	for _, k := range names {
+		uniq[k] = true
+	}
+	for k := range uniq {
+		res, err := s.shard.Query(wire.Exists{DB: db, Names: []string{k}})
+		if n, _ := res.(int64); err == nil && n == 0 {
+			return errUnblockedNoKey
+		}
+	}
+	return errUnblockedGroup
+}

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+)
+
+// connectionCommands are PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET and
+// CLIENT, with Redis 7's arity, flags and ACL categories.
+func connectionCommands() []*Command {
+	conn := func(name string, arity int, flags []string, summary, since string, h func(*Client, [][]byte) Reply) *Command {
+		return &Command{Name: name, Arity: arity, Flags: flags, ACL: []string{"@fast", "@connection"},
+			Summary: summary, Since: since, Group: "connection", Handler: h}
+	}
+	noAuth := []string{"noscript", "loading", "stale", "fast", "no_auth", "allow_busy"}
+	return []*Command{
+		conn("ping", -1, []string{"fast"}, "Returns the server's liveliness response.", "1.0.0", cmdPING),
+		conn("echo", 2, []string{"loading", "stale", "fast"}, "Returns the given string.", "1.0.0", cmdECHO),
+		conn("hello", -1, noAuth, "Handshakes with the Redis server.", "6.0.0", cmdHELLO),
+		conn("auth", -2, noAuth, "Authenticates the connection.", "1.0.0", cmdAUTH),
+		conn("select", 2, []string{"loading", "stale", "fast"}, "Changes the selected database.", "1.0.0", cmdSELECT),
+		conn("quit", -1, noAuth, "Closes the connection.", "1.0.0", cmdQUIT),
+		conn("reset", 1, noAuth, "Resets the connection.", "6.2.0", cmdRESET),
+		clientCommand(),
+	}
+}
+
+// cmdPING is PING [message]: +PONG, or the message as a bulk string.
+func cmdPING(c *Client, args [][]byte) Reply {
+	if len(args) > 2 {
+		return ErrorReply("ERR wrong number of arguments for 'ping' command")
+	}
+	if len(args) == 2 {
+		return Bulk(args[1])
+	}
+	return SimpleString("PONG")
+}
+
+// cmdECHO is ECHO message.
+func cmdECHO(c *Client, args [][]byte) Reply { return Bulk(args[1]) }
+
+// serverVersion is what INFO and HELLO report: the Redis release whose
+// behaviour streamd follows (clients such as Dapr parse it as semver).
+const serverVersion = "7.2.4"
+
+// cmdHELLO is HELLO [protover [AUTH username password] [SETNAME name]],
+// checked in the order of Redis's helloCommand.
+func cmdHELLO(c *Client, args [][]byte) Reply {
+	proto := c.Proto()
+	if len(args) >= 2 {
+		ver, err := strconv.ParseInt(string(args[1]), 10, 64)
+		if err != nil {
+			return ErrorReply("ERR Protocol version is not an integer or out of range")
+		}
+		if ver < 2 || ver > 3 {
+			return ErrorReply("NOPROTO unsupported protocol version")
+		}
+		proto = int(ver)
+	}
+	var user, pass, name []byte
+	auth, setName := false, false
+	for j := 2; j < len(args); j++ {
+		more := len(args) - 1 - j
+		opt := string(args[j])
+		switch {
+		case strings.EqualFold(opt, "auth") && more >= 2:
+			auth, user, pass = true, args[j+1], args[j+2]
+			j += 2
+		case strings.EqualFold(opt, "setname") && more >= 1:
+			setName, name = true, args[j+1]
+			j++
+		default:
+			return ErrorReply("ERR Syntax error in HELLO option '" + opt + "'")
+		}
+	}
+	s := c.srv
+	if auth {
+		if r := s.authenticate(c, string(user), string(pass)); r != nil {
+			return r
+		}
+	}
+	if !c.authed.Load() && s.config().RequirePass != "" {
+		return ErrorReply("NOAUTH HELLO must be called with the client already authenticated, " +
+			"otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate " +
+			"the client and select the RESP protocol version at the same time")
+	}
+	if setName {
+		if r := validateClientName(name); r != nil {
+			return r
+		}
+		c.mu.Lock()
+		c.name = string(name)
+		c.mu.Unlock()
+	}
+	c.proto.Store(int32(proto))
+	return Map{
+		{BulkString("server"), BulkString("redis")},
+		{BulkString("version"), BulkString(serverVersion)},
+		{BulkString("proto"), Int(proto)},
+		{BulkString("id"), Int(c.id)},
+		{BulkString("mode"), BulkString("standalone")},
+		{BulkString("role"), BulkString("master")},
+		{BulkString("modules"), Array{}},
+	}
+}
+
+// authenticate checks user/pass against the default user (the only one;
+// streamd has no ACL users). On success the client is authenticated.
+func (s *Server) authenticate(c *Client, user, pass string) Reply {
+	want := s.config().RequirePass
+	// The default user with no password ("nopass") accepts any password.
+	if user == "default" && (want == "" || pass == want) {
+		c.authed.Store(true)
+		return nil
+	}
+	return ErrorReply("WRONGPASS invalid username-password pair or user is disabled.")
+}
+
+// cmdAUTH is AUTH [username] password.
+func cmdAUTH(c *Client, args [][]byte) Reply {
+	if len(args) > 3 {
+		return ErrorReply("ERR syntax error")
+	}
+	user, pass := "default", string(args[1])
+	if len(args) == 2 {
+		if c.srv.config().RequirePass == "" {
+			return ErrorReply("ERR AUTH <password> called without any password configured for " +
+				"the default user. Are you sure your configuration is correct?")
+		}
+	} else {
+		user, pass = string(args[1]), string(args[2])
+	}
+	if r := c.srv.authenticate(c, user, pass); r != nil {
+		return r
+	}
+	return OK
+}
+
+// numDatabases is Redis's default "databases 16".
+const numDatabases = 16
+
+// cmdSELECT is SELECT index.
+func cmdSELECT(c *Client, args [][]byte) Reply {
+	n, err := strconv.ParseInt(string(args[1]), 10, 64)
+	if err != nil || n < -1<<31 || n > 1<<31-1 {
+		return ErrorReply("ERR value is not an integer or out of range")
+	}
+	if n < 0 || n >= numDatabases {
+		return ErrorReply("ERR DB index is out of range")
+	}
+	c.db.Store(int32(n))
+	return OK
+}
+
+// cmdQUIT is QUIT: +OK, then the connection closes.
+func cmdQUIT(c *Client, args [][]byte) Reply {
+	c.quit = true
+	return OK
+}
+
+// cmdRESET is RESET: MULTI discarded, WATCH, tracking and blocking state
+// dropped (resetClientState), database 0, RESP2, no name, no NO-EVICT /
+// NO-TOUCH, and authenticated only if no password is required, as in
+// Redis's clearClientConnectionState.
+func cmdRESET(c *Client, args [][]byte) Reply {
+	s := c.srv
+	s.resetClientState(c)
+	c.db.Store(0)
+	c.proto.Store(2)
+	c.authed.Store(s.config().RequirePass == "")
+	c.mu.Lock()
+	c.name = ""
+	c.noEvict, c.noTouch = false, false
+	c.mu.Unlock()
+	return SimpleString("RESET")
+}

@@ -1,0 +1,249 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"streamd/replication/state"
+)
+
+// infoSections are INFO's sections in Redis's order; "default" marks those
+// INFO without arguments (and "default") shows, "all" adds commandstats.
+var infoSections = []struct {
+	name    string
+	title   string
+	dflt    bool
+	produce func(s *Server, b *strings.Builder)
+}{
+	{"server", "Server", true, (*Server).infoServer},
+	{"clients", "Clients", true, (*Server).infoClients},
+	{"memory", "Memory", true, (*Server).infoMemory},
+	{"persistence", "Persistence", true, (*Server).infoPersistence},
+	{"stats", "Stats", true, (*Server).infoStats},
+	{"replication", "Replication", true, (*Server).infoReplication},
+	{"cpu", "CPU", true, (*Server).infoCPU},
+	{"modules", "Modules", true, func(*Server, *strings.Builder) {}},
+	{"commandstats", "Commandstats", false, (*Server).infoCommandStats},
+	{"errorstats", "Errorstats", true, (*Server).infoErrorStats},
+	{"cluster", "Cluster", true, func(_ *Server, b *strings.Builder) { infoLine(b, "cluster_enabled", "0") }},
+	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
+}
+
+// runID is INFO's run_id: 40 random hex characters per process, as Redis.
+var runID = func() string {
+	var b [20]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}()
+
+// cmdINFO is INFO [section ...]: a bulk string in RESP2, a verbatim string
+// in RESP3, sections in Redis's order separated by a blank line; an unknown
+// section is simply absent.
+func (s *Server) cmdINFO(c *Client, args [][]byte) Reply {
+	want := map[string]bool{}
+	all, everything := false, false
+	if len(args) == 1 {
+		want["default"] = true
+	}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all = want["all"]
+	everything = want["everything"]
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !(everything || all || want[sec.name] || (want["default"] && sec.dflt)) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		b.WriteString("# " + sec.title + "\r\n")
+		sec.produce(s, &b)
+	}
+	return Verbatim(b.String())
+}
+
+func infoLine(b *strings.Builder, k, v string) {
+	b.WriteString(k)
+	b.WriteByte(':')
+	b.WriteString(v)
+	b.WriteString("\r\n")
+}
+
+func infoInt(b *strings.Builder, k string, v int64) { infoLine(b, k, strconv.FormatInt(v, 10)) }
+
+func (s *Server) infoServer(b *strings.Builder) {
+	cfg := s.config()
+	var uts syscall.Utsname
+	osName := runtime.GOOS
+	if syscall.Uname(&uts) == nil {
+		osName = utsString(uts.Sysname[:]) + " " + utsString(uts.Release[:]) + " " + utsString(uts.Machine[:])
+	}
+	uptime := time.Since(s.startTime)
+	exe, _ := os.Executable()
+	infoLine(b, "redis_version", serverVersion)
+	infoLine(b, "redis_git_sha1", "00000000")
+	infoLine(b, "redis_git_dirty", "0")
+	infoLine(b, "redis_mode", "standalone")
+	infoLine(b, "os", osName)
+	infoInt(b, "arch_bits", int64(strconv.IntSize))
+	infoLine(b, "multiplexing_api", "go-netpoll")
+	infoLine(b, "go_version", runtime.Version())
+	infoInt(b, "process_id", int64(os.Getpid()))
+	infoLine(b, "process_supervised", "no")
+	infoLine(b, "run_id", runID)
+	infoInt(b, "tcp_port", int64(cfg.Port))
+	infoInt(b, "server_time_usec", time.Now().UnixMicro())
+	infoInt(b, "uptime_in_seconds", int64(uptime/time.Second))
+	infoInt(b, "uptime_in_days", int64(uptime/(24*time.Hour)))
+	infoLine(b, "executable", exe)
+	infoLine(b, "config_file", "")
+}
+
+// utsString converts a NUL-terminated utsname field.
+func utsString[T int8 | uint8](f []T) string {
+	var sb strings.Builder
+	for _, ch := range f {
+		if ch == 0 {
+			break
+		}
+		sb.WriteByte(byte(ch))
+	}
+	return sb.String()
+}
+
+func (s *Server) infoClients(b *strings.Builder) {
+	s.mu.Lock()
+	n := len(s.clients)
+	s.mu.Unlock()
+	infoInt(b, "connected_clients", int64(n))
+	infoInt(b, "cluster_connections", 0)
+	infoInt(b, "maxclients", int64(s.config().MaxClients))
+	infoInt(b, "blocked_clients", s.stats.blockedClients.Load())
+}
+
+func (s *Server) infoMemory(b *strings.Builder) {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	infoInt(b, "used_memory", int64(m.HeapAlloc))
+	infoLine(b, "used_memory_human", humanBytes(m.HeapAlloc))
+	infoInt(b, "used_memory_rss", int64(m.Sys))
+	infoLine(b, "used_memory_rss_human", humanBytes(m.Sys))
+	infoInt(b, "used_memory_peak", int64(m.HeapSys))
+	infoLine(b, "used_memory_peak_human", humanBytes(m.HeapSys))
+	infoInt(b, "total_system_memory", 0)
+	infoInt(b, "maxmemory", 0)
+	infoLine(b, "maxmemory_human", "0B")
+	infoLine(b, "maxmemory_policy", "noeviction")
+	infoLine(b, "mem_allocator", "go")
+}
+
+// humanBytes is Redis's bytesToHuman ("1.50M").
+func humanBytes(n uint64) string {
+	f := float64(n)
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%dB", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.2fK", f/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.2fM", f/(1<<20))
+	case n < 1<<40:
+		return fmt.Sprintf("%.2fG", f/(1<<30))
+	default:
+		return fmt.Sprintf("%.2fT", f/(1<<40))
+	}
+}
+
+// infoPersistence reports no persistence: streamd keeps no RDB or AOF yet.
+func (s *Server) infoPersistence(b *strings.Builder) {
+	infoInt(b, "loading", 0)
+	infoInt(b, "async_loading", 0)
+	infoInt(b, "rdb_changes_since_last_save", 0)
+	infoInt(b, "rdb_bgsave_in_progress", 0)
+	infoInt(b, "rdb_last_save_time", s.startTime.Unix())
+	infoLine(b, "rdb_last_bgsave_status", "ok")
+	infoInt(b, "rdb_last_bgsave_time_sec", -1)
+	infoInt(b, "rdb_current_bgsave_time_sec", -1)
+	infoInt(b, "rdb_saves", 0)
+	infoInt(b, "aof_enabled", 0)
+	infoInt(b, "aof_rewrite_in_progress", 0)
+	infoInt(b, "aof_rewrite_scheduled", 0)
+	infoInt(b, "aof_last_rewrite_time_sec", -1)
+	infoInt(b, "aof_current_rewrite_time_sec", -1)
+	infoLine(b, "aof_last_bgrewrite_status", "ok")
+	infoLine(b, "aof_last_write_status", "ok")
+}
+
+func (s *Server) infoStats(b *strings.Builder) {
+	st := s.stats
+	infoInt(b, "total_connections_received", st.connectionsReceived.Load())
+	infoInt(b, "total_commands_processed", st.commandsProcessed.Load())
+	infoInt(b, "instantaneous_ops_per_sec", st.opsPerSec())
+	infoInt(b, "rejected_connections", st.rejectedConnections.Load())
+	infoInt(b, "total_error_replies", st.errorReplies.Load())
+}
+
+func (s *Server) infoReplication(b *strings.Builder) {
+	infoLine(b, "role", "master")
+	infoInt(b, "connected_slaves", 0)
+	infoLine(b, "master_failover_state", "no-failover")
+	infoInt(b, "master_repl_offset", 0)
+	infoInt(b, "second_repl_offset", -1)
+	infoInt(b, "repl_backlog_active", 0)
+}
+
+func (s *Server) infoCPU(b *strings.Builder) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return
+	}
+	tv := func(t syscall.Timeval) string {
+		return fmt.Sprintf("%d.%06d", int64(t.Sec), int64(t.Usec))
+	}
+	infoLine(b, "used_cpu_sys", tv(ru.Stime))
+	infoLine(b, "used_cpu_user", tv(ru.Utime))
+}
+
+// infoCommandStats: cmdstat_<name> with "|" kept, as Redis 7 names
+// subcommands ("cmdstat_xgroup|create").
+func (s *Server) infoCommandStats(b *strings.Builder) {
+	for _, cs := range s.stats.commandStats() {
+		perCall := 0.0
+		if cs.calls > 0 {
+			perCall = float64(cs.usec) / float64(cs.calls)
+		}
+		infoLine(b, "cmdstat_"+cs.name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+			cs.calls, cs.usec, perCall, cs.rejected, cs.failed))
+	}
+}
+
+func (s *Server) infoErrorStats(b *strings.Builder) {
+	for _, e := range s.stats.errorStats() {
+		infoLine(b, "errorstat_"+e.name, "count="+strconv.FormatInt(e.count, 10))
+	}
+}
+
+// infoKeyspace lists databases that hold keys, as "db0:keys=1,expires=0,avg_ttl=0".
+// streamd does not track average TTLs, so avg_ttl is 0.
+func (s *Server) infoKeyspace(b *strings.Builder) {
+	res, err := s.keyspaceInfo()
+	if err != nil {
+		return
+	}
+	dbs, _ := res.([]state.DBInfo)
+	for i, d := range dbs {
+		if d.Keys == 0 {
+			continue
+		}
+		infoLine(b, "db"+strconv.Itoa(i), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", d.Keys, d.Expires))
+	}
+}

@@ -1,0 +1,106 @@
+package server
+
+import (
+	"streamd/replication/state"
+	"streamd/replication/wire"
+)
+
+// xinfoHelp is XINFO HELP's text (Redis 7.0 xinfoCommand) between the
+// header and the HELP lines helpReply adds.
+var xinfoHelp = []string{
+	"CONSUMERS <key> <groupname>",
+	"    Show consumers of <groupname>.",
+	"GROUPS <key>",
+	"    Show the stream consumer groups.",
+	"STREAM <key> [FULL [COUNT <count>]",
+	"    Show information about the stream.",
+}
+
+func xinfoCommand() *Command {
+	ro := []string{"readonly"}
+	acl := []string{"@read", "@stream", "@slow"}
+	return &Command{
+		Name: "xinfo", Arity: -2, ACL: []string{"@slow"},
+		Summary: "A container for stream introspection commands", Since: "5.0.0", Group: "stream",
+		Subcommands: []*Command{
+			groupCommand("xinfo|consumers", 4, ro, acl,
+				"List the consumers in a consumer group", "5.0.0", cmdXINFOCONSUMERS),
+			groupCommand("xinfo|groups", 3, ro, acl,
+				"List the consumer groups of a stream", "5.0.0", cmdXINFOGROUPS),
+			groupCommand("xinfo|stream", -3, ro, acl,
+				"Get information about a stream", "5.0.0", cmdXINFOSTREAM),
+			helpCommand("xinfo|help", "XINFO", xinfoHelp),
+		},
+	}
+}
+
+// cmdXINFOSTREAM plans XINFO STREAM key [FULL [COUNT n]]. Redis looks the
+// key up ("ERR no such key") before it parses FULL/COUNT; a negative COUNT
+// is the default 10 and COUNT 0 means every entry.
+func cmdXINFOSTREAM(c *Client, args [][]byte) (*Plan, Reply) {
+	op := wire.XInfoStream{Base: keyBase(c, args[2]), Count: 10}
+	var argErr Reply
+	switch opts := args[3:]; len(opts) {
+	case 0:
+	case 1, 3:
+		if !isOpt(opts[0], "FULL") {
+			argErr = subcommandSyntaxError("XINFO", args[1])
+			break
+		}
+		op.Full = true
+		if len(opts) == 3 {
+			if !isOpt(opts[1], "COUNT") {
+				argErr = subcommandSyntaxError("XINFO", args[1])
+				break
+			}
+			n, r := intArg(opts[2])
+			if r != nil {
+				argErr = r
+				break
+			}
+			if n >= 0 {
+				op.Count = n
+			}
+		}
+	default:
+		argErr = subcommandSyntaxError("XINFO", args[1])
+	}
+	if argErr != nil {
+		return keyFirst(c, args[2], errNoSuchKey, argErr)
+	}
+	full := op.Full
+	return &Plan{Op: op, Format: func(res any, err error) Reply {
+		if err != nil {
+			return errorFormat(err)
+		}
+		if full {
+			fi, _ := res.(state.StreamFullInfo)
+			return streamFullInfoReply(fi)
+		}
+		si, _ := res.(state.StreamInfo)
+		return streamInfoReply(si)
+	}}, nil
+}
+
+// cmdXINFOGROUPS plans XINFO GROUPS key.
+func cmdXINFOGROUPS(c *Client, args [][]byte) (*Plan, Reply) {
+	return &Plan{Op: wire.XInfoGroups{Base: keyBase(c, args[2])}, Format: func(res any, err error) Reply {
+		if err != nil {
+			return errorFormat(err)
+		}
+		gs, _ := res.([]state.GroupInfo)
+		return groupsInfoReply(gs)
+	}}, nil
+}
+
+// cmdXINFOCONSUMERS plans XINFO CONSUMERS key group.
+func cmdXINFOCONSUMERS(c *Client, args [][]byte) (*Plan, Reply) {
+	op := wire.XInfoConsumers{Base: keyBase(c, args[2]), Group: string(args[3])}
+	return &Plan{Op: op, Format: func(res any, err error) Reply {
+		if err != nil {
+			return errorFormat(err)
+		}
+		cs, _ := res.([]state.ConsumerInfo)
+		return consumersInfoReply(cs)
+	}}, nil
+}

@@ -1,0 +1,46 @@
+package server
+
+import "streamd/replication/wire"
+
+// Command is one row of the command table: what COMMAND reports about it and
+// the function that runs it. Exactly one of Handler and Planner is set
+// (or neither, for a container whose Subcommands do the work).
+type Command struct {
+	// Name is the lower-case name ("xadd"; subcommands "xgroup|create").
+	Name string
+	// Arity follows Redis: N means exactly N arguments (the name included),
+	// -N at least N. For subcommands the count includes the container name.
+	Arity int
+	// Flags as COMMAND INFO reports them: "write", "readonly", "denyoom",
+	// "fast", "blocking", "noscript", "loading", "stale", "admin",
+	// "no_auth", "no_multi", ...
+	Flags []string
+	// FirstKey, LastKey, Step are the legacy key positions (0 = no keys;
+	// LastKey -1 = the last argument).
+	FirstKey, LastKey, Step int
+	// ACL lists the ACL categories ("@stream", "@write", "@slow", ...).
+	ACL []string
+	// Summary, Since and Group feed COMMAND DOCS ("stream", "generic",
+	// "connection", "server", "transactions").
+	Summary, Since, Group string
+	// Subcommands, for containers (XGROUP, XINFO, CLIENT, CONFIG, COMMAND).
+	Subcommands []*Command
+
+	// Handler runs a command that does not touch the keyspace.
+	Handler func(c *Client, args [][]byte) Reply
+	// Planner turns a keyspace command's arguments into a Plan; a non-nil
+	// Reply is an argument error, answered as is.
+	Planner func(c *Client, args [][]byte) (*Plan, Reply)
+}
+
+// Plan is what a keyspace command becomes: the engine operation and the
+// function that turns the engine's answer into the reply. The plan runner
+// (plan.go) sends a wire.Command to Shard.Propose and a wire.Query to
+// Shard.Query; inside EXEC, every plan's Op goes into one wire.Exec.
+type Plan struct {
+	Op     wire.Op
+	Format func(res any, err error) Reply
+	// Block, when non-nil and not inside MULTI/EXEC, makes the runner wait
+	// for the keys when Format's answer is a null (XREAD/XREADGROUP BLOCK).
+	Block *Blocking
+}

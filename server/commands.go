@@ -1,0 +1,72 @@
+package server
+
+import (
+	"sort"
+	"strings"
+)
+
+// allCommands is the one command table: this file's owners' connection and
+// server commands plus the stream, keyspace and transaction commands.
+func (s *Server) allCommands() []*Command {
+	var all []*Command
+	all = append(all, connectionCommands()...)
+	all = append(all, s.serverCommands()...)
+	all = append(all, streamCommands()...)
+	all = append(all, keyspaceCommands()...)
+	all = append(all, txCommands()...)
+	return all
+}
+
+// commandTable indexes commands by lower-case name; COMMAND reports them in
+// name order.
+type commandTable struct {
+	byName map[string]*Command
+	sorted []*Command
+}
+
+func newCommandTable(cmds []*Command) *commandTable {
+	t := &commandTable{byName: make(map[string]*Command, len(cmds))}
+	for _, c := range cmds {
+		if _, dup := t.byName[c.Name]; dup {
+			panic("server: command " + c.Name + " defined twice")
+		}
+		t.byName[c.Name] = c
+		t.sorted = append(t.sorted, c)
+		sort.Slice(c.Subcommands, func(i, j int) bool { return c.Subcommands[i].Name < c.Subcommands[j].Name })
+	}
+	sort.Slice(t.sorted, func(i, j int) bool { return t.sorted[i].Name < t.sorted[j].Name })
+	return t
+}
+
+// get finds a top-level command, case-insensitively.
+func (t *commandTable) get(name string) *Command {
+	if c, ok := t.byName[name]; ok {
+		return c
+	}
+	return t.byName[strings.ToLower(name)]
+}
+
+// sub finds a subcommand of a container by its own name ("create" for
+// "xgroup|create"), case-insensitively.
+func (c *Command) sub(name string) *Command {
+	full := c.Name + "|" + strings.ToLower(name)
+	for _, sc := range c.Subcommands {
+		if sc.Name == full {
+			return sc
+		}
+	}
+	return nil
+}
+
+// lookupFull finds "name" or "container|sub" (COMMAND INFO / DOCS accept
+// both).
+func (t *commandTable) lookupFull(name string) *Command {
+	name = strings.ToLower(name)
+	if container, sub, ok := strings.Cut(name, "|"); ok {
+		if c := t.get(container); c != nil {
+			return c.sub(sub)
+		}
+		return nil
+	}
+	return t.get(name)
+}

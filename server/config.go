@@ -1,0 +1,282 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config is the server's configuration. Each field is the Redis directive
+// named in its comment, with Redis's default (see DefaultConfig); the same
+// names work in the config file, on CONFIG GET and on CONFIG SET.
+type Config struct {
+	// Bind is "bind": space-separated addresses to listen on. A leading "-"
+	// marks an address as optional (skipped if it cannot be bound), as Redis.
+	Bind string
+	// Port is "port".
+	Port int
+	// Dir is "dir": the working directory (data lives here from issue 3 on).
+	Dir string
+	// RequirePass is "requirepass": the default user's password ("" = none).
+	RequirePass string
+	// MaxClients is "maxclients".
+	MaxClients int
+	// ProtoMaxBulkLen is "proto-max-bulk-len": the largest bulk a client may send.
+	ProtoMaxBulkLen int64
+	// StreamNodeMaxEntries is "stream-node-max-entries".
+	StreamNodeMaxEntries int
+	// StreamNodeMaxBytes is "stream-node-max-bytes".
+	StreamNodeMaxBytes int
+	// Timeout is "timeout": close a client idle this many seconds (0 = never;
+	// blocked clients are exempt, as in Redis).
+	Timeout int
+	// TCPKeepAlive is "tcp-keepalive": the TCP keepalive period in seconds (0 = off).
+	TCPKeepAlive int
+	// LogLevel is "loglevel": debug, verbose, notice or warning.
+	LogLevel string
+}
+
+// DefaultConfig returns Redis's defaults: 127.0.0.1:6379, dir ./data,
+// maxclients 10000, proto-max-bulk-len 512mb, stream nodes of 100 entries
+// or 4096 bytes.
+func DefaultConfig() Config {
+	return Config{
+		Bind:                 "127.0.0.1",
+		Port:                 6379,
+		Dir:                  "./data",
+		MaxClients:           10000,
+		ProtoMaxBulkLen:      512 << 20,
+		StreamNodeMaxEntries: 100,
+		StreamNodeMaxBytes:   4096,
+		TCPKeepAlive:         300,
+		LogLevel:             "notice",
+	}
+}
+
+// configParam is one directive: how to read it, how to set it, and where a
+// change goes.
+type configParam struct {
+	name string
+	get  func(*Config) string
+	// set parses value into cfg; its error is Redis's reason text
+	// ("argument couldn't be parsed into an integer").
+	set func(cfg *Config, value string) error
+	// immutable params are read from the file only (CONFIG SET refuses).
+	immutable bool
+	// engine params change what the state machine's Apply does, so CONFIG
+	// SET sends them through Shard.Propose as a wire.ConfigSet (DESIGN §3).
+	engine bool
+}
+
+// constParam is a directive streamd answers with a fixed value because the
+// feature behind it is absent (no RDB save points, no AOF): CONFIG GET
+// reports the truth, and a file may set it only to that value.
+func constParam(name, value string) *configParam {
+	return &configParam{
+		name: name,
+		get:  func(*Config) string { return value },
+		set: func(_ *Config, v string) error {
+			if !strings.EqualFold(v, value) {
+				return fmt.Errorf("streamd supports only %q", value)
+			}
+			return nil
+		},
+		immutable: true,
+	}
+}
+
+func intParam(name string, min, max int64, field func(*Config) *int, immutable bool) *configParam {
+	return &configParam{
+		name: name,
+		get:  func(c *Config) string { return strconv.Itoa(*field(c)) },
+		set: func(c *Config, v string) error {
+			n, err := parseConfigInt(v, min, max, false)
+			if err != nil {
+				return err
+			}
+			*field(c) = int(n)
+			return nil
+		},
+		immutable: immutable,
+	}
+}
+
+// configParams is every directive, sorted by name (CONFIG GET answers in
+// this order; Redis's own order is its dict's, which no client relies on).
+var configParams = func() []*configParam {
+	ps := []*configParam{
+		{name: "bind", get: func(c *Config) string { return c.Bind },
+			set: func(c *Config, v string) error {
+				if strings.TrimSpace(v) == "" {
+					return errors.New("bind needs at least one address")
+				}
+				c.Bind = strings.Join(strings.Fields(v), " ")
+				return nil
+			}, immutable: true},
+		intParam("port", 0, 65535, func(c *Config) *int { return &c.Port }, true),
+		{name: "dir", get: func(c *Config) string { return c.Dir },
+			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true},
+		{name: "requirepass", get: func(c *Config) string { return c.RequirePass },
+			set: func(c *Config, v string) error { c.RequirePass = v; return nil }},
+		intParam("maxclients", 1, math.MaxUint32, func(c *Config) *int { return &c.MaxClients }, false),
+		{name: "proto-max-bulk-len", get: func(c *Config) string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseConfigInt(v, 1<<20, math.MaxInt64, true)
+				if err != nil {
+					return err
+				}
+				c.ProtoMaxBulkLen = n
+				return nil
+			}},
+		{name: "stream-node-max-entries", get: func(c *Config) string { return strconv.Itoa(c.StreamNodeMaxEntries) },
+			set: func(c *Config, v string) error {
+				n, err := parseConfigInt(v, 0, math.MaxInt64, false)
+				if err != nil {
+					return err
+				}
+				c.StreamNodeMaxEntries = int(n)
+				return nil
+			}, engine: true},
+		{name: "stream-node-max-bytes", get: func(c *Config) string { return strconv.Itoa(c.StreamNodeMaxBytes) },
+			set: func(c *Config, v string) error {
+				n, err := parseConfigInt(v, 0, math.MaxInt64, true)
+				if err != nil {
+					return err
+				}
+				c.StreamNodeMaxBytes = int(n)
+				return nil
+			}, engine: true},
+		intParam("timeout", 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }, false),
+		intParam("tcp-keepalive", 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepAlive }, false),
+		{name: "loglevel", get: func(c *Config) string { return c.LogLevel },
+			set: func(c *Config, v string) error {
+				switch l := strings.ToLower(v); l {
+				case "debug", "verbose", "notice", "warning":
+					c.LogLevel = l
+					return nil
+				}
+				return errors.New("argument(s) must be one of the following: debug, verbose, notice, warning")
+			}},
+		constParam("databases", "16"),
+		constParam("save", ""),
+		constParam("appendonly", "no"),
+		constParam("appendfsync", "everysec"),
+		constParam("cluster-enabled", "no"),
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
+	return ps
+}()
+
+// lookupConfigParam finds a directive by its (case-insensitive) name.
+func lookupConfigParam(name string) *configParam {
+	name = strings.ToLower(name)
+	i := sort.Search(len(configParams), func(i int) bool { return configParams[i].name >= name })
+	if i < len(configParams) && configParams[i].name == name {
+		return configParams[i]
+	}
+	return nil
+}
+
+// parseConfigInt parses a numeric directive the way Redis's config.c does:
+// an integer, or with memory units (1k = 1000, 1kb = 1024, m/mb, g/gb) when
+// memory is set, checked against [min, max] with Redis's messages.
+func parseConfigInt(v string, min, max int64, memory bool) (int64, error) {
+	var n int64
+	var err error
+	if memory {
+		n, err = parseMemory(v)
+	} else {
+		n, err = strconv.ParseInt(v, 10, 64)
+	}
+	if err != nil {
+		if memory {
+			return 0, errors.New("argument must be a memory value")
+		}
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	}
+	if n < min || n > max {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", min, max)
+	}
+	return n, nil
+}
+
+// parseMemory is Redis's memtoull: a number with an optional unit.
+func parseMemory(v string) (int64, error) {
+	s := strings.ToLower(v)
+	mul := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mul = strings.TrimSuffix(s, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("invalid memory value")
+	}
+	if n > math.MaxInt64/mul {
+		return 0, errors.New("memory value overflows")
+	}
+	return n * mul, nil
+}
+
+// LoadConfigFile reads a redis.conf-style file into cfg: one "name value"
+// directive a line, "#" comments, arguments split like Redis's sdssplitargs
+// (double quotes with \n \xHH escapes, single quotes). As in Redis, an
+// unknown directive or a bad value is an error naming the line.
+func LoadConfigFile(path string, cfg *Config) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		args, ok := splitArgs([]byte(line))
+		if !ok {
+			return fmt.Errorf("%s:%d: %q: unbalanced quotes in configuration line", path, lineNo, line)
+		}
+		if len(args) == 0 {
+			continue
+		}
+		name := strings.ToLower(string(args[0]))
+		p := lookupConfigParam(name)
+		if p == nil {
+			return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments", path, lineNo, line)
+		}
+		vals := make([]string, len(args)-1)
+		for i, a := range args[1:] {
+			vals[i] = string(a)
+		}
+		// "bind" takes several addresses; "save" may be given as
+		// `save ""` or several "seconds changes" pairs; the rest take one.
+		var value string
+		switch {
+		case name == "bind" || name == "save":
+			value = strings.Join(vals, " ")
+		case len(vals) == 1:
+			value = vals[0]
+		default:
+			return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments", path, lineNo, line)
+		}
+		if err := p.set(cfg, value); err != nil {
+			return fmt.Errorf("%s:%d: %q: %v", path, lineNo, line, err)
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,296 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client is one connection. Its commands run one at a time on the
+// connection's goroutine; fields other goroutines read (CLIENT LIST, INFO,
+// CLIENT KILL/UNBLOCK, tracking pushes) are atomics or guarded by mu.
+type Client struct {
+	id        int64
+	srv       *Server
+	nc        net.Conn
+	addr      string
+	laddr     string
+	createdAt time.Time
+
+	db     atomic.Int32
+	proto  atomic.Int32
+	authed atomic.Bool
+
+	mu         sync.Mutex // guards the fields below
+	name       string
+	libName    string
+	libVer     string
+	lastCmd    string
+	lastActive time.Time
+	noEvict    bool
+	noTouch    bool
+	inCommand  bool
+
+	outMu sync.Mutex // guards w: replies and pushes never interleave
+	w     *replyWriter
+
+	// closed is closed when the read side ends (EOF, error, CLIENT KILL,
+	// server Close): a blocked command stops waiting on it.
+	closed chan struct{}
+	// stop is closed when the connection goroutine exits, so the reader
+	// never blocks forever handing over a request nobody will run.
+	stop chan struct{}
+	// quit makes the connection close after the current reply (QUIT,
+	// CLIENT KILL of itself).
+	quit bool
+
+	blockMu   sync.Mutex
+	blocked   bool
+	unblockCh chan BlockResult // capacity 1; CLIENT UNBLOCK sends here
+
+	tx    *txState
+	track *trackState
+}
+
+// BlockResult says why WaitBlocked returned.
+type BlockResult int
+
+// Outcomes of WaitBlocked.
+const (
+	// BlockWoken: wake received.
+	BlockWoken BlockResult = iota
+	// BlockTimeout: the deadline passed; reply as the command's timeout.
+	BlockTimeout
+	// BlockUnblockedTimeout: CLIENT UNBLOCK id [TIMEOUT]; reply as a timeout.
+	BlockUnblockedTimeout
+	// BlockUnblockedError: CLIENT UNBLOCK id ERROR; reply
+	// "-UNBLOCKED client unblocked via CLIENT UNBLOCK".
+	BlockUnblockedError
+	// BlockClosed: the connection closed or the server is shutting down;
+	// send nothing.
+	BlockClosed
+)
+
+// ErrUnblocked is the reply Redis sends a client released by
+// CLIENT UNBLOCK id ERROR.
+const ErrUnblocked = ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+
+func newClient(s *Server, nc net.Conn, id int64, authed bool) *Client {
+	now := time.Now()
+	c := &Client{
+		id:         id,
+		srv:        s,
+		nc:         nc,
+		addr:       nc.RemoteAddr().String(),
+		laddr:      nc.LocalAddr().String(),
+		createdAt:  now,
+		lastActive: now,
+		w:          newReplyWriter(bufio.NewWriterSize(nc, 16<<10)),
+		closed:     make(chan struct{}),
+		stop:       make(chan struct{}),
+		unblockCh:  make(chan BlockResult, 1),
+	}
+	c.proto.Store(2)
+	c.authed.Store(authed)
+	return c
+}
+
+// ID returns the client's ID (CLIENT ID).
+func (c *Client) ID() int64 { return c.id }
+
+// DB returns the selected database (SELECT).
+func (c *Client) DB() int { return int(c.db.Load()) }
+
+// Proto returns the protocol version, 2 or 3 (HELLO).
+func (c *Client) Proto() int { return int(c.proto.Load()) }
+
+// Server returns the server the client is connected to.
+func (c *Client) Server() *Server { return c.srv }
+
+// Push writes an out-of-band reply (a tracking invalidation) and flushes it.
+// It is safe from any goroutine; it never splits a reply being written.
+func (c *Client) Push(p Push) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	c.w.write(p, c.Proto())
+	if err := c.w.flush(); err != nil {
+		c.nc.Close()
+	}
+}
+
+// reply writes a command's reply (flushed later, when no pipelined request
+// is pending).
+func (c *Client) reply(r Reply) {
+	c.outMu.Lock()
+	c.w.write(r, c.Proto())
+	c.outMu.Unlock()
+}
+
+func (c *Client) flush() error {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return c.w.flush()
+}
+
+// WaitBlocked parks the client as blocked (counted in INFO blocked_clients,
+// flag "b" in CLIENT LIST) until wake receives or is closed, the deadline
+// passes (zero: wait forever), CLIENT UNBLOCK releases it, the connection
+// closes or the server shuts down.
+func (c *Client) WaitBlocked(deadline time.Time, wake <-chan struct{}) BlockResult {
+	c.blockMu.Lock()
+	c.blocked = true
+	c.blockMu.Unlock()
+	c.srv.stats.blockedClients.Add(1)
+	defer func() {
+		c.srv.stats.blockedClients.Add(-1)
+		c.blockMu.Lock()
+		c.blocked = false
+		select { // drop an UNBLOCK that raced with another outcome
+		case <-c.unblockCh:
+		default:
+		}
+		c.blockMu.Unlock()
+	}()
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		d := time.Until(deadline)
+		if d <= 0 {
+			return BlockTimeout
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-wake:
+		return BlockWoken
+	case <-timeout:
+		return BlockTimeout
+	case r := <-c.unblockCh:
+		return r
+	case <-c.closed:
+		return BlockClosed
+	case <-c.srv.done:
+		return BlockClosed
+	}
+}
+
+// isBlocked reports whether the client is parked in WaitBlocked.
+func (c *Client) isBlocked() bool {
+	c.blockMu.Lock()
+	defer c.blockMu.Unlock()
+	return c.blocked
+}
+
+// unblock releases a blocked client with r (CLIENT UNBLOCK); false if it
+// was not blocked.
+func (c *Client) unblock(r BlockResult) bool {
+	c.blockMu.Lock()
+	defer c.blockMu.Unlock()
+	if !c.blocked {
+		return false
+	}
+	select {
+	case c.unblockCh <- r:
+	default: // already being released
+	}
+	return true
+}
+
+// request is one parsed request, or the error that ended reading.
+type request struct {
+	args [][]byte
+	err  error
+}
+
+// serveClient runs a connection: a reader goroutine parses requests (so a
+// close is seen even while a command is blocked), this goroutine runs them
+// in order and flushes when no pipelined request is waiting.
+func (s *Server) serveClient(c *Client) {
+	defer s.wg.Done()
+	reqs := make(chan request, 128)
+	go c.readLoop(reqs)
+	defer func() {
+		close(c.stop)
+		s.resetClientState(c)
+		c.nc.Close()
+		s.removeClient(c)
+	}()
+	for req := range reqs {
+		if req.err != nil {
+			var pe protocolError
+			if errors.As(req.err, &pe) {
+				s.stats.errorReply("ERR")
+				c.reply(ErrorReply("ERR " + pe.Error()))
+				c.flush()
+				s.log.Debug("protocol error", "client", c.id, "addr", c.addr, "err", pe.Error())
+			}
+			return
+		}
+		s.dispatch(c, req.args)
+		if c.quit {
+			c.flush()
+			return
+		}
+		if len(reqs) == 0 {
+			if c.flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// readLoop parses requests and hands them to the connection goroutine. It
+// closes c.closed and reqs when reading ends. With "timeout" set, a client
+// idle that long is closed unless it is blocked (Redis exempts those).
+func (c *Client) readLoop(reqs chan<- request) {
+	defer close(reqs)
+	defer close(c.closed)
+	s := c.srv
+	rr := newRequestReader(c.nc,
+		func() int64 { return s.config().ProtoMaxBulkLen },
+		func() bool { return c.authed.Load() || s.config().RequirePass == "" })
+	for {
+		if t := s.config().Timeout; t > 0 {
+			c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
+		}
+		args, err := rr.ReadCommand()
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && (c.isBlocked() || c.isInCommand()) {
+				continue
+			}
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				var pe protocolError
+				if errors.As(err, &pe) {
+					select {
+					case reqs <- request{err: err}:
+					case <-c.stop:
+					}
+				}
+			}
+			return
+		}
+		select {
+		case reqs <- request{args: args}:
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+func (c *Client) isInCommand() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.inCommand
+}
+
+// sortClients orders clients by ID.
+func sortClients(list []*Client) {
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+}

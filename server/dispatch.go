@@ -1,0 +1,147 @@
+package server
+
+import (
+	"bytes"
+	"strings"
+	"time"
+)
+
+// dispatch runs one request: lookup → arity → auth → MULTI → handler →
+// reply, recording commandstats and errorstats. It is the one place replies
+// are written (handlers return Reply values), mirroring Redis's
+// processCommand checks in the same order and with the same texts.
+func (s *Server) dispatch(c *Client, args [][]byte) {
+	start := time.Now()
+	cmd, rej := s.lookup(args)
+	if rej != "" {
+		s.reject(c, cmd, rej)
+		return
+	}
+	c.mu.Lock()
+	c.lastCmd = cmd.Name
+	c.lastActive = start
+	c.inCommand = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inCommand = false
+		c.lastActive = time.Now()
+		c.mu.Unlock()
+	}()
+
+	// Redis's authRequired(): the default user has a password and this
+	// client has not authenticated. CONFIG SET requirepass "" lifts it for
+	// everyone, as it makes the default user "nopass".
+	if !c.authed.Load() && s.config().RequirePass != "" && !hasFlag(cmd, "no_auth") {
+		s.reject(c, cmd, ErrorReply("NOAUTH Authentication required."))
+		return
+	}
+	if r, handled := s.txIntercept(c, cmd, args); handled {
+		c.reply(r)
+		if e, ok := r.(ErrorReply); ok {
+			s.stats.errorReply(string(e))
+		}
+		return
+	}
+	var r Reply
+	if cmd.Handler != nil {
+		r = cmd.Handler(c, args)
+	} else {
+		r = s.runPlanner(c, cmd, args)
+	}
+	s.noteCall(cmd, start, r)
+	c.reply(r)
+}
+
+// noteCall records a command that ran (commandstats, total_commands_processed,
+// errorstats for an error reply). EXEC calls it for each queued command.
+func (s *Server) noteCall(cmd *Command, start time.Time, r Reply) {
+	e, failed := r.(ErrorReply)
+	s.stats.called(cmd.Name, time.Since(start), failed)
+	if failed {
+		s.stats.errorReply(string(e))
+	}
+}
+
+// reject answers a command refused before it ran: counted in errorstats and
+// the command's rejected_calls, and it makes a pending MULTI fail at EXEC
+// (Redis's rejectCommand → flagTransaction).
+func (s *Server) reject(c *Client, cmd *Command, r ErrorReply) {
+	if cmd != nil {
+		s.stats.rejected(cmd.Name)
+	}
+	s.stats.errorReply(string(r))
+	s.txCommandError(c)
+	c.reply(r)
+}
+
+// lookup finds the command (or subcommand) args name and checks arity.
+// On failure it returns the command found so far (for rejected_calls; nil
+// when unknown) and Redis's error.
+func (s *Server) lookup(args [][]byte) (*Command, ErrorReply) {
+	cmd := s.cmds.get(string(args[0]))
+	if cmd == nil {
+		return nil, unknownCommandError(args)
+	}
+	if len(cmd.Subcommands) > 0 && len(args) >= 2 {
+		sub := cmd.sub(string(args[1]))
+		if sub == nil {
+			return cmd, ErrorReply("ERR unknown subcommand '" + cString(args[1], 128) +
+				"'. Try " + strings.ToUpper(string(args[0])) + " HELP.")
+		}
+		cmd = sub
+	}
+	if !arityOK(cmd.Arity, len(args)) {
+		return cmd, ErrorReply("ERR wrong number of arguments for '" + cmd.Name + "' command")
+	}
+	return cmd, ""
+}
+
+// arityOK applies Redis's convention: N exactly N, -N at least N.
+func arityOK(arity, n int) bool {
+	if arity >= 0 {
+		return n == arity
+	}
+	return n >= -arity
+}
+
+// unknownCommandError is Redis 7's text: the name (at most 128 bytes) and
+// the arguments quoted, each followed by a space, until 128 bytes of them
+// have been written.
+func unknownCommandError(args [][]byte) ErrorReply {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(cString(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	written := 0
+	for _, a := range args[1:] {
+		if written >= 128 {
+			break
+		}
+		part := "'" + cString(a, 128-written) + "' "
+		b.WriteString(part)
+		written += len(part)
+	}
+	return ErrorReply(b.String())
+}
+
+// cString is a C "%.*s" of b: cut at the first NUL and at n bytes.
+func cString(b []byte, n int) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+// hasFlag reports whether cmd has the COMMAND INFO flag f.
+func hasFlag(cmd *Command, f string) bool {
+	for _, x := range cmd.Flags {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"time"
+
+	"streamd/replication/state"
+	"streamd/replication/wire"
+)
+
+// The active expiry sweep. Expired keys are already absent to every
+// operation (the engine compares deadlines with each op's time); the sweep
+// deletes them for real, through the log like any write, so their memory is
+// freed, blocked XREADGROUP clients get Redis's UNBLOCKED error, WATCH
+// aborts and tracking clients are told — what Redis's activeExpireCycle
+// does every 100 ms.
+
+const (
+	// expirySweepInterval is Redis's default hz 10.
+	expirySweepInterval = 100 * time.Millisecond
+	// expiryBatch bounds the keys one Expired entry deletes.
+	expiryBatch = 256
+	// expiryRounds bounds the batches per database per tick, so a flood
+	// of expired keys cannot monopolise the write path.
+	expiryRounds = 8
+)
+
+// startKeyspaceTasks starts the expiry sweep; it stops when the server's
+// done channel closes (Close), which also releases the keyspace hub. It is
+// not counted in s.wg: Serve may call this while Close already waits.
+func (s *Server) startKeyspaceTasks() {
+	s.hub()
+	go func() {
+		defer s.dropHub()
+		t := time.NewTicker(expirySweepInterval)
+		defer t.Stop()
+		warned := false
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+			}
+			if err := s.sweepExpired(); err != nil && !warned {
+				warned = true
+				s.log.Warn("expiry sweep failed", "err", err)
+			}
+		}
+	}()
+}
+
+// sweepExpired deletes the keys past their deadline in every database:
+// it asks the engine which keys have expired by the local clock, then
+// proposes wire.Expired with them (the entry's time decides again, so a key
+// given a later deadline meanwhile survives) and touches them.
+func (s *Server) sweepExpired() error {
+	for db := 0; db < state.NumDatabases; db++ {
+		for range expiryRounds {
+			res, err := s.shard.Query(wire.ExpiredKeys{DB: db, Limit: expiryBatch})
+			if err != nil {
+				return err
+			}
+			keys, _ := res.([]string)
+			if len(keys) == 0 {
+				break
+			}
+			if _, err := s.apply(nil, wire.Expired{DB: db, Names: keys}); err != nil {
+				return err
+			}
+			if len(keys) < expiryBatch {
+				break
+			}
+		}
+	}
+	return nil
+}

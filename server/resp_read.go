@@ -1,0 +1,301 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// Limits of Redis's request parser (server.h, networking.c).
+const (
+	// inlineMaxSize is PROTO_INLINE_MAX_SIZE: the longest inline request,
+	// and the longest "*N" / "$N" header line.
+	inlineMaxSize = 64 << 10
+	// maxMultibulkLen is the largest "*N" Redis accepts (INT_MAX).
+	maxMultibulkLen = 1<<31 - 1
+	// unauthMultibulkMax and unauthBulkMax are Redis's limits before a
+	// client authenticates, so an anonymous client cannot make it buffer
+	// much.
+	unauthMultibulkMax = 10
+	unauthBulkMax      = 16384
+	// bulkChunk bounds how much is allocated ahead of the bytes actually
+	// received, so a "$536870912" header alone does not allocate 512 MB.
+	bulkChunk = 1 << 20
+)
+
+// protocolError is a malformed request: the server answers
+// "-ERR Protocol error: <msg>" and closes the connection, as Redis does.
+type protocolError string
+
+func (e protocolError) Error() string { return "Protocol error: " + string(e) }
+
+// requestReader parses client requests: RESP multibulk ("*N\r\n$len\r\n...")
+// and inline commands (a line of space-separated, optionally quoted words),
+// with Redis's limits and error texts.
+//
+// streamd has its own reader rather than redcon.ReadNextCommand because the
+// latter re-scans the whole buffer each time more bytes of a large bulk
+// arrive, enforces no length limits, and treats a line starting with "$" as
+// a Tile38 command where Redis sees an inline command.
+type requestReader struct {
+	r *bufio.Reader
+	// maxBulk returns the current proto-max-bulk-len (CONFIG SET changes it).
+	maxBulk func() int64
+	// authed returns whether the client may send large requests.
+	authed func() bool
+}
+
+func newRequestReader(r io.Reader, maxBulk func() int64, authed func() bool) *requestReader {
+	return &requestReader{r: bufio.NewReaderSize(r, 16<<10), maxBulk: maxBulk, authed: authed}
+}
+
+// Buffered reports whether request bytes are already waiting (pipelining).
+func (rr *requestReader) Buffered() int { return rr.r.Buffered() }
+
+// ReadCommand returns the next non-empty request's arguments. Empty requests
+// ("*0", "*-1", blank inline lines) are skipped as Redis skips them. The
+// arguments are freshly allocated and owned by the caller.
+func (rr *requestReader) ReadCommand() ([][]byte, error) {
+	for {
+		b, err := rr.r.Peek(1)
+		if err != nil {
+			return nil, err
+		}
+		var args [][]byte
+		if b[0] == '*' {
+			args, err = rr.readMultibulk()
+		} else {
+			args, err = rr.readInline()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(args) > 0 {
+			return args, nil
+		}
+	}
+}
+
+// readLine reads up to "\n" (without it, and without a "\r" before it),
+// refusing lines longer than inlineMaxSize with tooBig.
+func (rr *requestReader) readLine(tooBig string) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := rr.r.ReadSlice('\n')
+		if len(line)+len(frag) > inlineMaxSize {
+			return nil, protocolError(tooBig)
+		}
+		if err == nil {
+			if line == nil {
+				line = frag
+			} else {
+				line = append(line, frag...)
+			}
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			line = append(line, frag...)
+			continue
+		}
+		return nil, err
+	}
+	line = line[:len(line)-1]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, nil
+}
+
+func (rr *requestReader) readInline() ([][]byte, error) {
+	line, err := rr.readLine("too big inline request")
+	if err != nil {
+		return nil, err
+	}
+	args, ok := splitArgs(line)
+	if !ok {
+		return nil, protocolError("unbalanced quotes in request")
+	}
+	return args, nil
+}
+
+func (rr *requestReader) readMultibulk() ([][]byte, error) {
+	line, err := rr.readLine("too big mbulk count string")
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.ParseInt(string(line[1:]), 10, 64)
+	if err != nil || n > maxMultibulkLen {
+		return nil, protocolError("invalid multibulk length")
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	authed := rr.authed()
+	if n > unauthMultibulkMax && !authed {
+		return nil, protocolError("unauthenticated multibulk length")
+	}
+	maxBulk := rr.maxBulk()
+	// Like Redis, do not trust "*N" for the slice capacity.
+	args := make([][]byte, 0, min(n, 1024))
+	for i := int64(0); i < n; i++ {
+		line, err := rr.readLine("too big bulk count string")
+		if err != nil {
+			return nil, err
+		}
+		if len(line) == 0 || line[0] != '$' {
+			got := ""
+			if len(line) > 0 {
+				got = string(line[:1])
+			}
+			return nil, protocolError("expected '$', got '" + got + "'")
+		}
+		size, err := strconv.ParseInt(string(line[1:]), 10, 64)
+		if err != nil || size < 0 || size > maxBulk {
+			return nil, protocolError("invalid bulk length")
+		}
+		if size > unauthBulkMax && !authed {
+			return nil, protocolError("unauthenticated bulk length")
+		}
+		arg, err := rr.readBulk(size)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, arg)
+	}
+	return args, nil
+}
+
+// readBulk reads size bytes and the CRLF after them, growing the buffer as
+// bytes arrive.
+func (rr *requestReader) readBulk(size int64) ([]byte, error) {
+	buf := make([]byte, 0, min(size, bulkChunk))
+	for int64(len(buf)) < size {
+		want := min(size-int64(len(buf)), bulkChunk)
+		start := len(buf)
+		buf = append(buf, make([]byte, want)...)
+		if _, err := io.ReadFull(rr.r, buf[start:]); err != nil {
+			return nil, unexpectedEOF(err)
+		}
+	}
+	var crlf [2]byte
+	if _, err := io.ReadFull(rr.r, crlf[:]); err != nil {
+		return nil, unexpectedEOF(err)
+	}
+	// Redis skips the two bytes after a bulk without checking them.
+	return buf, nil
+}
+
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// splitArgs is Redis's sdssplitargs: words separated by blanks; "double
+// quoted" words with \n \r \t \b \a \\ \" and \xHH escapes; 'single quoted'
+// words with only \' ; a closing quote must be followed by a blank or the
+// end. ok is false on unbalanced quotes.
+func splitArgs(line []byte) (args [][]byte, ok bool) {
+	i := 0
+	for {
+		for i < len(line) && isBlank(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			return args, true
+		}
+		var cur []byte
+		inDQ, inSQ, done := false, false, false
+		for !done {
+			if inDQ {
+				switch {
+				case i == len(line):
+					return nil, false
+				case line[i] == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
+					cur = append(cur, hexVal(line[i+2])<<4|hexVal(line[i+3]))
+					i += 3
+				case line[i] == '\\' && i+1 < len(line):
+					i++
+					c := line[i]
+					switch c {
+					case 'n':
+						c = '\n'
+					case 'r':
+						c = '\r'
+					case 't':
+						c = '\t'
+					case 'b':
+						c = '\b'
+					case 'a':
+						c = '\a'
+					}
+					cur = append(cur, c)
+				case line[i] == '"':
+					if i+1 < len(line) && !isBlank(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, line[i])
+				}
+			} else if inSQ {
+				switch {
+				case i == len(line):
+					return nil, false
+				case line[i] == '\\' && i+1 < len(line) && line[i+1] == '\'':
+					i++
+					cur = append(cur, '\'')
+				case line[i] == '\'':
+					if i+1 < len(line) && !isBlank(line[i+1]) {
+						return nil, false
+					}
+					done = true
+				default:
+					cur = append(cur, line[i])
+				}
+			} else {
+				switch {
+				case i == len(line):
+					done = true
+				case isBlank(line[i]):
+					done = true
+				case line[i] == '"':
+					inDQ = true
+				case line[i] == '\'':
+					inSQ = true
+				default:
+					cur = append(cur, line[i])
+				}
+			}
+			if i < len(line) {
+				i++
+			}
+		}
+		if cur == nil {
+			cur = []byte{}
+		}
+		args = append(args, cur)
+	}
+}
+
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
+}
+
+func isHex(c byte) bool {
+	return bytes.IndexByte([]byte("0123456789abcdefABCDEF"), c) >= 0
+}
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}

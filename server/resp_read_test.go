@@ -1,0 +1,127 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSplitArgs(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{"PING", []string{"PING"}, true},
+		{"  set  a   b ", []string{"set", "a", "b"}, true},
+		{`echo "a b"`, []string{"echo", "a b"}, true},
+		{`echo "x\x41\n"`, []string{"echo", "xA\n"}, true},
+		{`echo 'it\'s'`, []string{"echo", "it's"}, true},
+		{`echo ""`, []string{"echo", ""}, true},
+		{`echo foo"bar"`, []string{"echo", "foobar"}, true},
+		{`echo "a"b`, nil, false},
+		{`echo "abc`, nil, false},
+		{`echo 'abc`, nil, false},
+		{"", nil, true},
+	}
+	for _, tt := range tests {
+		got, ok := splitArgs([]byte(tt.in))
+		var strs []string
+		for _, a := range got {
+			strs = append(strs, string(a))
+		}
+		if ok != tt.ok || !reflect.DeepEqual(strs, tt.want) {
+			t.Errorf("splitArgs(%q) = %q, %v; want %q, %v", tt.in, strs, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestRequestReader(t *testing.T) {
+	big := strings.Repeat("a", inlineMaxSize+10)
+	tests := []struct {
+		name    string
+		in      string
+		authed  bool
+		want    [][]string
+		wantErr string // protocol error text, "" for io.EOF at the end
+	}{
+		{"multibulk", "*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n", true, [][]string{{"ECHO", "hi"}}, ""},
+		{"pipelined and empty skipped", "*0\r\n*-1\r\n\r\nPING\r\n*1\r\n$4\r\nPING\r\n", true,
+			[][]string{{"PING"}, {"PING"}}, ""},
+		{"inline LF only", "ECHO 'a b'\n", true, [][]string{{"ECHO", "a b"}}, ""},
+		{"binary bulk", "*1\r\n$3\r\na\r\n\r\n", true, [][]string{{"a\r\n"}}, ""},
+		{"bad multibulk length", "*x\r\n", true, nil, "invalid multibulk length"},
+		{"expected dollar", "*1\r\n+OK\r\n", true, nil, "expected '$', got '+'"},
+		{"negative bulk", "*1\r\n$-3\r\n", true, nil, "invalid bulk length"},
+		{"bulk over proto-max-bulk-len", "*1\r\n$2000000\r\n", true, nil, "invalid bulk length"},
+		{"unbalanced", "ECHO \"a\r\n", true, nil, "unbalanced quotes in request"},
+		{"too big inline", big, true, nil, "too big inline request"},
+		{"too big count", "*" + big, true, nil, "too big mbulk count string"},
+		{"unauthenticated multibulk", "*11\r\n", false, nil, "unauthenticated multibulk length"},
+		{"unauthenticated bulk", "*1\r\n$20000\r\n", false, nil, "unauthenticated bulk length"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rr := newRequestReader(strings.NewReader(tt.in),
+				func() int64 { return 1 << 20 }, func() bool { return tt.authed })
+			var got [][]string
+			var err error
+			for {
+				var args [][]byte
+				args, err = rr.ReadCommand()
+				if err != nil {
+					break
+				}
+				var strs []string
+				for _, a := range args {
+					strs = append(strs, string(a))
+				}
+				got = append(got, strs)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("commands = %q, want %q", got, tt.want)
+			}
+			if tt.wantErr == "" {
+				if !errors.Is(err, io.EOF) {
+					t.Errorf("err = %v, want EOF", err)
+				}
+				return
+			}
+			var pe protocolError
+			if !errors.As(err, &pe) || string(pe) != tt.wantErr {
+				t.Errorf("err = %v, want protocol error %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestAppendReply(t *testing.T) {
+	tests := []struct {
+		r      Reply
+		p2, p3 string
+	}{
+		{OK, "+OK\r\n", "+OK\r\n"},
+		{ErrorReply("ERR a\r\nb"), "-ERR a  b\r\n", "-ERR a  b\r\n"},
+		{Int(-5), ":-5\r\n", ":-5\r\n"},
+		{Bulk(nil), "$-1\r\n", "_\r\n"},
+		{BulkString(""), "$0\r\n\r\n", "$0\r\n\r\n"},
+		{Array(nil), "*-1\r\n", "_\r\n"},
+		{NullArray{}, "*-1\r\n", "_\r\n"},
+		{Null{}, "$-1\r\n", "_\r\n"},
+		{Map{{BulkString("a"), Int(1)}}, "*2\r\n$1\r\na\r\n:1\r\n", "%1\r\n$1\r\na\r\n:1\r\n"},
+		{Set{Int(1)}, "*1\r\n:1\r\n", "~1\r\n:1\r\n"},
+		{Push{BulkString("x")}, "*1\r\n$1\r\nx\r\n", ">1\r\n$1\r\nx\r\n"},
+		{Double(1.5), "$3\r\n1.5\r\n", ",1.5\r\n"},
+		{Verbatim("hi"), "$2\r\nhi\r\n", "=6\r\ntxt:hi\r\n"},
+	}
+	for _, tt := range tests {
+		if got := string(appendReply(nil, tt.r, 2)); got != tt.p2 {
+			t.Errorf("RESP2 %#v = %q, want %q", tt.r, got, tt.p2)
+		}
+		if got := string(appendReply(nil, tt.r, 3)); got != tt.p3 {
+			t.Errorf("RESP3 %#v = %q, want %q", tt.r, got, tt.p3)
+		}
+	}
+}

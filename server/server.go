@@ -1,0 +1,200 @@
+// Package server is streamd's Redis front end: connections, the RESP2/RESP3
+// protocol, the command table and dispatch, every command handler, blocking
+// reads, client-side caching (tracking) and MULTI/EXEC. Keyspace commands
+// become wire operations sent to the replication.Shard.
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"streamd/replication"
+	"streamd/replication/wire"
+)
+
+// Server accepts Redis clients and runs their commands against a Shard.
+// Serve may be called once per listener; Close stops all of them.
+type Server struct {
+	shard *replication.Shard
+	log   *slog.Logger
+	cmds  *commandTable
+
+	cfgMu sync.RWMutex
+	cfg   Config
+
+	// done is closed by Close: background tasks (the expiry sweep, the ops
+	// sampler) and blocked clients stop on it.
+	done      chan struct{}
+	closeOnce sync.Once
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	clients   map[int64]*Client
+	wg        sync.WaitGroup
+
+	nextClientID atomic.Int64
+	startTime    time.Time
+	tasksOnce    sync.Once
+	stats        *serverStats
+}
+
+// New returns a server for cfg that sends keyspace operations to shard and
+// logs to log (nil: slog.Default()).
+func New(cfg Config, shard *replication.Shard, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{
+		shard:     shard,
+		log:       log,
+		cfg:       cfg,
+		done:      make(chan struct{}),
+		listeners: make(map[net.Listener]struct{}),
+		clients:   make(map[int64]*Client),
+		startTime: time.Now(),
+		stats:     newServerStats(),
+	}
+	s.cmds = newCommandTable(s.allCommands())
+	return s
+}
+
+// Shard returns the shard the server sends keyspace operations to.
+func (s *Server) Shard() *replication.Shard { return s.shard }
+
+// config returns a copy of the current configuration.
+func (s *Server) config() Config {
+	s.cfgMu.RLock()
+	defer s.cfgMu.RUnlock()
+	return s.cfg
+}
+
+// Serve accepts connections on ln until Close is called, then returns nil;
+// it returns an accept error that is not due to Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	default:
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	s.tasksOnce.Do(func() {
+		s.startKeyspaceTasks()
+		s.wg.Add(1)
+		go s.sampleOps()
+	})
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-s.done:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				// Transient (e.g. out of file descriptors): back off as
+				// net/http does instead of spinning or giving up.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed", "err", err, "retry", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.accept(nc)
+	}
+}
+
+// accept registers a new connection, or refuses it when maxclients is
+// reached with Redis's error (then closes it, as Redis does).
+func (s *Server) accept(nc net.Conn) {
+	s.stats.connectionsReceived.Add(1)
+	cfg := s.config()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+		if cfg.TCPKeepAlive > 0 {
+			tc.SetKeepAlive(true)
+			tc.SetKeepAlivePeriod(time.Duration(cfg.TCPKeepAlive) * time.Second)
+		}
+	}
+	s.mu.Lock()
+	if len(s.clients) >= cfg.MaxClients {
+		s.mu.Unlock()
+		s.stats.rejectedConnections.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Close()
+		return
+	}
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		nc.Close()
+		return
+	default:
+	}
+	c := newClient(s, nc, s.nextClientID.Add(1), cfg.RequirePass == "")
+	s.clients[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.serveClient(c)
+}
+
+// Close stops accepting, closes every client connection, stops background
+// tasks and waits for the connection goroutines to end.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		close(s.done)
+		for ln := range s.listeners {
+			ln.Close()
+		}
+		for _, c := range s.clients {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+	})
+	s.wg.Wait()
+	return nil
+}
+
+// removeClient forgets a client whose connection ended.
+func (s *Server) removeClient(c *Client) {
+	s.mu.Lock()
+	delete(s.clients, c.id)
+	s.mu.Unlock()
+}
+
+// clientByID returns the connected client with that ID, or nil.
+func (s *Server) clientByID(id int64) *Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[id]
+}
+
+// clientList returns the connected clients in ID order (CLIENT LIST's order).
+func (s *Server) clientList() []*Client {
+	s.mu.Lock()
+	list := make([]*Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		list = append(list, c)
+	}
+	s.mu.Unlock()
+	sortClients(list)
+	return list
+}
+
+// keyspaceInfo asks the engine for INFO keyspace's per-database counts.
+func (s *Server) keyspaceInfo() (any, error) {
+	return s.shard.Query(wire.KeyspaceInfo{})
+}
