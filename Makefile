@@ -1,7 +1,7 @@
 # streamd build and test entry points. `make test` is what CI (.ci/run) runs.
 GO ?= go
 
-.PHONY: all test build run vet fmt bench
+.PHONY: all test build run vet fmt bench crash bench-durable
 
 all: vet test
 
@@ -30,3 +30,17 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	@if command -v redis-benchmark >/dev/null 2>&1; then bench/compare.sh; \
 	else echo "redis-benchmark not on PATH: skipping bench/compare.sh"; fi
+
+# The SIGKILL crash test on the real binary with many more cycles than the 20
+# of `make test`; the seed is printed (replay: CRASH_SEED=N make crash).
+CRASH_CYCLES ?= 200
+CRASH_SEED ?= 0
+crash:
+	$(GO) test -race -count=1 -timeout 60m -run '^TestCrashRecovery$$' -v ./cmd/streamd \
+		-args -crash.cycles=$(CRASH_CYCLES) -crash.seed=$(CRASH_SEED)
+
+# Durable streamd against redis-server --appendonly yes --appendfsync always:
+# XADD throughput at -P 1 and -P 16, and restart time with 1M entries and
+# 10k pending (bench/durable.sh; prints figures, asserts nothing).
+bench-durable:
+	bench/durable.sh

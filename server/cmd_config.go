@@ -42,7 +42,8 @@ func (s *Server) cmdCONFIGGET(c *Client, args [][]byte) Reply {
 
 // cmdCONFIGSET is CONFIG SET name value [name value ...]: all or nothing,
 // with Redis's error texts. stream-node-max-entries/bytes change what the
-// state machine does, so they go through the log as a wire.ConfigSet.
+// state machine does, so they go through the log as a wire.ConfigSet;
+// appendfsync reconfigures this node's shard (Shard.SetFsync).
 func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	if len(args)%2 != 0 {
 		return ErrorReply("ERR wrong number of arguments for 'config|set' command")
@@ -81,6 +82,15 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 			continue
 		}
 		if _, err := s.shard.Propose(wire.ConfigSet{Name: ch.p.name, Value: ch.p.get(&next)}); err != nil {
+			s.cfgMu.Unlock()
+			return configSetError(ch.p.name, err.Error())
+		}
+	}
+	for _, ch := range changes {
+		if ch.p.local == nil {
+			continue
+		}
+		if err := ch.p.local(s.shard, &next); err != nil {
 			s.cfgMu.Unlock()
 			return configSetError(ch.p.name, err.Error())
 		}

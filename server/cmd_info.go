@@ -163,24 +163,52 @@ func humanBytes(n uint64) string {
 	}
 }
 
-// infoPersistence reports no persistence: streamd keeps no RDB or AOF yet.
+// infoPersistence reports the shard's snapshots ("rdb_*": streamd's RDB is
+// the Raft snapshot) and its log ("aof_*": the Raft log, always on), with
+// Redis's field names so tools that read them keep working, plus streamd's
+// own figures (log index, fsync policy, group commit) at the end.
 func (s *Server) infoPersistence(b *strings.Builder) {
+	st := s.shard.Stats()
+	bgRunning, bgCurrent, bgOK, bgLast := s.persist.bgsaveInfo()
+	lastSave := st.LastSaveUnix
+	if lastSave <= 0 {
+		lastSave = s.startTime.Unix()
+	}
+	status := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "err"
+	}
 	infoInt(b, "loading", 0)
 	infoInt(b, "async_loading", 0)
-	infoInt(b, "rdb_changes_since_last_save", 0)
-	infoInt(b, "rdb_bgsave_in_progress", 0)
-	infoInt(b, "rdb_last_save_time", s.startTime.Unix())
-	infoLine(b, "rdb_last_bgsave_status", "ok")
-	infoInt(b, "rdb_last_bgsave_time_sec", -1)
-	infoInt(b, "rdb_current_bgsave_time_sec", -1)
-	infoInt(b, "rdb_saves", 0)
-	infoInt(b, "aof_enabled", 0)
+	infoInt(b, "rdb_changes_since_last_save", int64(st.ChangesSinceSave))
+	infoInt(b, "rdb_bgsave_in_progress", boolInt(bgRunning || st.SaveInProgress))
+	infoInt(b, "rdb_last_save_time", lastSave)
+	infoLine(b, "rdb_last_bgsave_status", status(bgOK && st.LastSaveOK))
+	infoInt(b, "rdb_last_bgsave_time_sec", bgLast)
+	infoInt(b, "rdb_current_bgsave_time_sec", bgCurrent)
+	infoInt(b, "rdb_saves", st.Saves)
+	infoInt(b, "aof_enabled", 1)
 	infoInt(b, "aof_rewrite_in_progress", 0)
 	infoInt(b, "aof_rewrite_scheduled", 0)
 	infoInt(b, "aof_last_rewrite_time_sec", -1)
 	infoInt(b, "aof_current_rewrite_time_sec", -1)
 	infoLine(b, "aof_last_bgrewrite_status", "ok")
-	infoLine(b, "aof_last_write_status", "ok")
+	infoLine(b, "aof_last_write_status", status(st.LastWriteErr == ""))
+	infoLine(b, "aof_fsync", s.config().AppendFsync)
+	infoInt(b, "raft_applied_index", int64(st.AppliedIndex))
+	infoInt(b, "group_commit_batches", s.persist.batches.Load())
+	infoInt(b, "group_commit_commands", s.persist.batchedCmd.Load())
+	infoInt(b, "group_commit_max_batch", s.persist.maxBatch.Load())
+}
+
+// boolInt is INFO's 0/1.
+func boolInt(v bool) int64 {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func (s *Server) infoStats(b *strings.Builder) {

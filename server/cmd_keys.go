@@ -266,11 +266,8 @@ func cmdPEXPIREAT(c *Client, args [][]byte) (*Plan, Reply) {
 // (parseExtendedExpireArgumentsOrReply), then the time, whose conversion to
 // an absolute unix time in ms must not overflow ("invalid expire time in
 // '<cmd>' command"). The engine applies the condition and the deadline with
-// the entry's time.
-//
-// XX combined with GT or LT: GT already requires a deadline, so XX GT is
-// GT; XX LT is planned as LT, which also sets a deadline on a key that has
-// none (Redis answers 0 there) — wire.ExpireCond has one condition only.
+// the entry's time; the options are passed as combined flags (XX LT on a
+// key without a deadline answers 0, as in Redis).
 func expireGeneric(c *Client, args [][]byte, relative, seconds bool) (*Plan, Reply) {
 	var nx, xx, gt, lt bool
 	for _, o := range args[3:] {
@@ -308,15 +305,13 @@ func expireGeneric(c *Client, args [][]byte, relative, seconds bool) (*Plan, Rep
 		return nil, invalid
 	}
 	cond := wire.ExpireAlways
-	switch {
-	case nx:
-		cond = wire.ExpireNX
-	case gt:
-		cond = wire.ExpireGT
-	case lt:
-		cond = wire.ExpireLT
-	case xx:
-		cond = wire.ExpireXX
+	for _, f := range []struct {
+		on   bool
+		flag wire.ExpireCond
+	}{{nx, wire.ExpireNX}, {xx, wire.ExpireXX}, {gt, wire.ExpireGT}, {lt, wire.ExpireLT}} {
+		if f.on {
+			cond |= f.flag
+		}
 	}
 	return &Plan{Op: wire.Expire{Base: keyBase(c, args[1]), Ms: when, Relative: relative, Cond: cond},
 		Format: intFormat}, nil

@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// serverCommands are INFO, CONFIG, COMMAND, CLUSTER, WAIT and TIME.
+// serverCommands are INFO, CONFIG, COMMAND, CLUSTER, WAIT, TIME and the
+// persistence commands (SAVE, BGSAVE, LASTSAVE, SHUTDOWN).
 func (s *Server) serverCommands() []*Command {
-	return []*Command{
+	return append([]*Command{
 		{Name: "info", Arity: -1, Flags: []string{"loading", "stale"}, ACL: []string{"@slow", "@dangerous"},
 			Summary: "Returns information and statistics about the server.", Since: "1.0.0", Group: "server",
 			Handler: s.cmdINFO},
@@ -21,7 +22,7 @@ func (s *Server) serverCommands() []*Command {
 			Since:   "3.0.0", Group: "generic", Handler: cmdWAIT},
 		{Name: "time", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"@fast"},
 			Summary: "Returns the server time.", Since: "2.6.0", Group: "server", Handler: cmdTIME},
-	}
+	}, s.persistCommands()...)
 }
 
 // cmdCLUSTER answers every CLUSTER subcommand as a non-cluster Redis does

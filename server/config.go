@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"streamd/replication"
 )
 
 // Config is the server's configuration. Each field is the Redis directive
@@ -39,6 +41,10 @@ type Config struct {
 	TCPKeepAlive int
 	// LogLevel is "loglevel": debug, verbose, notice or warning.
 	LogLevel string
+	// AppendFsync is "appendfsync": "always" (the default: a write is
+	// acknowledged once its log entry is fsynced) or "everysec" (the log
+	// is fsynced once a second; a machine crash may lose the last second).
+	AppendFsync string
 }
 
 // DefaultConfig returns Redis's defaults: 127.0.0.1:6379, dir ./data,
@@ -55,7 +61,19 @@ func DefaultConfig() Config {
 		StreamNodeMaxBytes:   4096,
 		TCPKeepAlive:         300,
 		LogLevel:             "notice",
+		AppendFsync:          "always",
 	}
+}
+
+// FsyncPolicy returns the shard's fsync policy for cfg's appendfsync.
+func (c Config) FsyncPolicy() (replication.FsyncPolicy, error) {
+	switch strings.ToLower(c.AppendFsync) {
+	case "always", "":
+		return replication.FsyncAlways, nil
+	case "everysec":
+		return replication.FsyncEverySec, nil
+	}
+	return 0, errors.New("argument(s) must be one of the following: always, everysec")
 }
 
 // configParam is one directive: how to read it, how to set it, and where a
@@ -71,11 +89,16 @@ type configParam struct {
 	// engine params change what the state machine's Apply does, so CONFIG
 	// SET sends them through Shard.Propose as a wire.ConfigSet (DESIGN §3).
 	engine bool
+	// local, if set, applies a change to this node's shard outside the log
+	// (a durability policy such as appendfsync is each node's own choice).
+	local func(sh *replication.Shard, cfg *Config) error
 }
 
 // constParam is a directive streamd answers with a fixed value because the
-// feature behind it is absent (no RDB save points, no AOF): CONFIG GET
-// reports the truth, and a file may set it only to that value.
+// choice it offers in Redis does not exist here (no RDB save points: the
+// shard snapshots by log size; the log is always on, so appendonly is
+// yes): CONFIG GET reports the truth, and a file may set it only to that
+// value.
 func constParam(name, value string) *configParam {
 	return &configParam{
 		name: name,
@@ -164,8 +187,24 @@ var configParams = func() []*configParam {
 			}},
 		constParam("databases", "16"),
 		constParam("save", ""),
-		constParam("appendonly", "no"),
-		constParam("appendfsync", "everysec"),
+		constParam("appendonly", "yes"),
+		{name: "appendfsync", get: func(c *Config) string { return c.AppendFsync },
+			set: func(c *Config, v string) error {
+				next := *c
+				next.AppendFsync = strings.ToLower(v)
+				if _, err := next.FsyncPolicy(); err != nil {
+					return err
+				}
+				*c = next
+				return nil
+			},
+			local: func(sh *replication.Shard, c *Config) error {
+				p, err := c.FsyncPolicy()
+				if err != nil {
+					return err
+				}
+				return sh.SetFsync(p)
+			}},
 		constParam("cluster-enabled", "no"),
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })

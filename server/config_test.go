@@ -23,14 +23,14 @@ func TestLoadConfigFile(t *testing.T) {
 			func(c Config) bool { return c.ProtoMaxBulkLen == 1<<30 && c.StreamNodeMaxBytes == 4096 }, ""},
 		{"names case-insensitive", "MAXCLIENTS 50\nStream-Node-Max-Entries 7\n",
 			func(c Config) bool { return c.MaxClients == 50 && c.StreamNodeMaxEntries == 7 }, ""},
-		{"inert directives at their only value", "save \"\"\nappendonly no\ndatabases 16\n",
+		{"inert directives at their only value", "save \"\"\nappendonly yes\ndatabases 16\n",
 			func(c Config) bool { return true }, ""},
 		{"unknown directive", "foo bar\n", nil, "Bad directive"},
 		{"wrong arg count", "port 1 2\n", nil, "Bad directive"},
 		{"bad integer", "maxclients many\n", nil, "couldn't be parsed into an integer"},
 		{"out of range", "proto-max-bulk-len 10\n", nil, "between 1048576"},
 		{"unbalanced quotes", "dir \"abc\n", nil, "unbalanced quotes"},
-		{"unsupported value", "appendonly yes\n", nil, "supports only"},
+		{"unsupported value", "appendonly no\n", nil, "supports only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"net"
@@ -37,8 +36,9 @@ type Client struct {
 	noTouch    bool
 	inCommand  bool
 
-	outMu sync.Mutex // guards w: replies and pushes never interleave
-	w     *replyWriter
+	// out is the outbound queue (outbuf.go): replies and pushes never
+	// interleave, and a push never waits for the network.
+	out outBuf
 
 	// closed is closed when the read side ends (EOF, error, CLIENT KILL,
 	// server Close): a blocked command stops waiting on it.
@@ -56,6 +56,11 @@ type Client struct {
 
 	tx    *txState
 	track *trackState
+
+	// reqs carries the requests the reader parsed and the connection
+	// goroutine has not run yet (its length is the pipelined backlog). Set
+	// by accept before the connection goroutine starts.
+	reqs chan request
 }
 
 // BlockResult says why WaitBlocked returned.
@@ -91,11 +96,11 @@ func newClient(s *Server, nc net.Conn, id int64, authed bool) *Client {
 		laddr:      nc.LocalAddr().String(),
 		createdAt:  now,
 		lastActive: now,
-		w:          newReplyWriter(bufio.NewWriterSize(nc, 16<<10)),
 		closed:     make(chan struct{}),
 		stop:       make(chan struct{}),
 		unblockCh:  make(chan BlockResult, 1),
 	}
+	c.out.init()
 	c.proto.Store(2)
 	c.authed.Store(authed)
 	return c
@@ -113,30 +118,7 @@ func (c *Client) Proto() int { return int(c.proto.Load()) }
 // Server returns the server the client is connected to.
 func (c *Client) Server() *Server { return c.srv }
 
-// Push writes an out-of-band reply (a tracking invalidation) and flushes it.
-// It is safe from any goroutine; it never splits a reply being written.
-func (c *Client) Push(p Push) {
-	c.outMu.Lock()
-	defer c.outMu.Unlock()
-	c.w.write(p, c.Proto())
-	if err := c.w.flush(); err != nil {
-		c.nc.Close()
-	}
-}
-
-// reply writes a command's reply (flushed later, when no pipelined request
-// is pending).
-func (c *Client) reply(r Reply) {
-	c.outMu.Lock()
-	c.w.write(r, c.Proto())
-	c.outMu.Unlock()
-}
-
-func (c *Client) flush() error {
-	c.outMu.Lock()
-	defer c.outMu.Unlock()
-	return c.w.flush()
-}
+// Push, reply and flush (the write path) are in outbuf.go.
 
 // WaitBlocked parks the client as blocked (counted in INFO blocked_clients,
 // flag "b" in CLIENT LIST) until wake receives or is closed, the deadline
@@ -211,12 +193,16 @@ type request struct {
 
 // serveClient runs a connection: a reader goroutine parses requests (so a
 // close is seen even while a command is blocked), this goroutine runs them
-// in order and flushes when no pipelined request is waiting.
+// in order and flushes when no pipelined request is waiting. Consecutive
+// plain writes of a pipeline are proposed together and answered in order
+// (see pipeline); anything else first drains them.
 func (s *Server) serveClient(c *Client) {
 	defer s.wg.Done()
-	reqs := make(chan request, 128)
+	reqs := c.reqs
 	go c.readLoop(reqs)
+	pl := newPipeline(s, c)
 	defer func() {
+		pl.drain()
 		close(c.stop)
 		s.resetClientState(c)
 		c.nc.Close()
@@ -224,6 +210,7 @@ func (s *Server) serveClient(c *Client) {
 	}()
 	for req := range reqs {
 		if req.err != nil {
+			pl.drain()
 			var pe protocolError
 			if errors.As(req.err, &pe) {
 				s.stats.errorReply("ERR")
@@ -233,10 +220,14 @@ func (s *Server) serveClient(c *Client) {
 			}
 			return
 		}
-		s.dispatch(c, req.args)
+		s.dispatchIn(c, req.args, pl)
 		if c.quit {
+			pl.drain()
 			c.flush()
 			return
+		}
+		if len(reqs) == 0 || pl.full() {
+			pl.drain()
 		}
 		if len(reqs) == 0 {
 			if c.flush() != nil {

@@ -203,7 +203,7 @@ func TestConfigCommands(t *testing.T) {
 	c := dial(t, addr)
 	runSteps(t, c, []step{
 		{[]string{"CONFIG", "GET", "save"}, `["save", ""]`},
-		{[]string{"CONFIG", "GET", "append*"}, `["appendfsync", "everysec", "appendonly", "no"]`},
+		{[]string{"CONFIG", "GET", "append*"}, `["appendfsync", "always", "appendonly", "yes"]`},
 		{[]string{"CONFIG", "GET", "MAXCLIENTS", "databases"}, `["databases", "16", "maxclients", "10000"]`},
 		{[]string{"CONFIG", "SET", "foo", "bar"}, "(error) ERR Unknown option or number of arguments for CONFIG SET - 'foo'"},
 		{[]string{"CONFIG", "SET", "maxclients", "abc"}, "(error) ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer"},
@@ -232,7 +232,7 @@ func TestInfoAndStats(t *testing.T) {
 	c.Do("ECHO")
 	v, _ := c.Do("INFO")
 	for _, want := range []string{"# Server\r\nredis_version:7.2.4\r\n", "redis_mode:standalone", "\r\n\r\n# Clients\r\nconnected_clients:1\r\n",
-		"blocked_clients:0", "# Memory\r\nused_memory:", "aof_enabled:0", "total_commands_processed:1\r\n",
+		"blocked_clients:0", "# Memory\r\nused_memory:", "aof_enabled:1", "total_commands_processed:1\r\n",
 		"total_error_replies:2\r\n", "role:master", "# Keyspace\r\n", "errorstat_ERR:count=2"} {
 		if !strings.Contains(v.Str, want) {
 			t.Errorf("INFO lacks %q", want)

@@ -4,16 +4,27 @@ import (
 	"bytes"
 	"strings"
 	"time"
+
+	"streamd/replication/wire"
 )
 
 // dispatch runs one request: lookup → arity → auth → MULTI → handler →
 // reply, recording commandstats and errorstats. It is the one place replies
 // are written (handlers return Reply values), mirroring Redis's
 // processCommand checks in the same order and with the same texts.
-func (s *Server) dispatch(c *Client, args [][]byte) {
+func (s *Server) dispatch(c *Client, args [][]byte) { s.dispatchIn(c, args, nil) }
+
+// dispatchIn is dispatch on a connection with a pipeline (nil: none). A
+// plain write (see pipelinable) is proposed and left pending in pl, its
+// reply written when pl drains; every other request drains pl first, so
+// replies keep request order and a read sees the writes sent before it.
+func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline) {
 	start := time.Now()
 	cmd, rej := s.lookup(args)
+	// CLIENT CACHING's answer lasts for the next command, whatever it is.
+	defer s.trackingAfterCommand(c, cmd)
 	if rej != "" {
+		pl.drain()
 		s.reject(c, cmd, rej)
 		return
 	}
@@ -33,9 +44,26 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	// client has not authenticated. CONFIG SET requirepass "" lifts it for
 	// everyone, as it makes the default user "nopass".
 	if !c.authed.Load() && s.config().RequirePass != "" && !hasFlag(cmd, "no_auth") {
+		pl.drain()
 		s.reject(c, cmd, ErrorReply("NOAUTH Authentication required."))
 		return
 	}
+	if pl != nil && pipelinable(c, cmd) {
+		p, r := cmd.Planner(c, args)
+		if r == nil && p.Block == nil {
+			if op, ok := p.Op.(wire.Command); ok {
+				pl.add(cmd, start, p, op)
+				return
+			}
+		}
+		pl.drain()
+		if r == nil {
+			r = s.runPlan(c, p)
+		}
+		s.finish(c, cmd, start, r)
+		return
+	}
+	pl.drain()
 	if r, handled := s.txIntercept(c, cmd, args); handled {
 		c.reply(r)
 		if e, ok := r.(ErrorReply); ok {
@@ -49,8 +77,16 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	} else {
 		r = s.runPlanner(c, cmd, args)
 	}
+	s.finish(c, cmd, start, r)
+}
+
+// finish records a command that ran and writes its reply (none for
+// noReply: SHUTDOWN's connection just closes).
+func (s *Server) finish(c *Client, cmd *Command, start time.Time, r Reply) {
 	s.noteCall(cmd, start, r)
-	c.reply(r)
+	if _, none := r.(noReply); !none {
+		c.reply(r)
+	}
 }
 
 // noteCall records a command that ran (commandstats, total_commands_processed,

@@ -73,6 +73,12 @@ func (s *Server) runPlanner(c *Client, cmd *Command, args [][]byte) Reply {
 	if r != nil {
 		return r
 	}
+	return s.runPlan(c, p)
+}
+
+// runPlan runs a plan made by a Planner: its Op to the shard (waiting for
+// its keys first if it blocks) and Format on the answer.
+func (s *Server) runPlan(c *Client, p *Plan) Reply {
 	if p.Block != nil {
 		return s.runBlocking(c, p)
 	}
@@ -244,12 +250,12 @@ func (s *Server) notify(c *Client, e keyEffects) {
 	switch {
 	case e.flushAll:
 		h.waits.SignalDB(-1)
-		s.invalidateFlush()
+		s.invalidateFlushBy(c)
 	case len(e.flushDBs) > 0:
 		for _, db := range e.flushDBs {
 			h.waits.SignalDB(db)
 		}
-		s.invalidateFlush()
+		s.invalidateFlushBy(c)
 	}
 	for _, k := range e.ready {
 		h.waits.Signal(e.db, k)

@@ -17,11 +17,18 @@ import (
 )
 
 // Server accepts Redis clients and runs their commands against a Shard.
-// Serve may be called once per listener; Close stops all of them.
+// Serve may be called once per listener; Close stops all of them. The
+// server never closes the shard: its owner (cmd/streamd) does, after Close,
+// with the snapshot choice ShutdownSave reports.
 type Server struct {
 	shard *replication.Shard
 	log   *slog.Logger
 	cmds  *commandTable
+
+	// proposeAsync hands a write to the shard without waiting (the
+	// pipeline's group commit); tests wrap it to observe the order of
+	// proposals and waits.
+	proposeAsync func(wire.Command) pendingWrite
 
 	cfgMu sync.RWMutex
 	cfg   Config
@@ -40,6 +47,14 @@ type Server struct {
 	startTime    time.Time
 	tasksOnce    sync.Once
 	stats        *serverStats
+
+	// shutdownReq is closed by SHUTDOWN (see Done); shutdownNoSave is set
+	// first when it said NOSAVE.
+	shutdownReq    chan struct{}
+	shutdownOnce   sync.Once
+	shutdownNoSave atomic.Bool
+
+	persist persistState
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and
@@ -57,7 +72,10 @@ func New(cfg Config, shard *replication.Shard, log *slog.Logger) *Server {
 		clients:   make(map[int64]*Client),
 		startTime: time.Now(),
 		stats:     newServerStats(),
+
+		shutdownReq: make(chan struct{}),
 	}
+	s.proposeAsync = func(cmd wire.Command) pendingWrite { return shard.ProposeAsync(cmd) }
 	s.cmds = newCommandTable(s.allCommands())
 	return s
 }
@@ -84,12 +102,15 @@ func (s *Server) Serve(ln net.Listener) error {
 	default:
 	}
 	s.listeners[ln] = struct{}{}
-	s.mu.Unlock()
+	// Start the background tasks under s.mu, after the done check: Close
+	// closes done under s.mu before it waits, so this wg.Add happens
+	// before Close's wg.Wait (or does not happen at all).
 	s.tasksOnce.Do(func() {
 		s.startKeyspaceTasks()
 		s.wg.Add(1)
 		go s.sampleOps()
 	})
+	s.mu.Unlock()
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -144,14 +165,24 @@ func (s *Server) accept(nc net.Conn) {
 	default:
 	}
 	c := newClient(s, nc, s.nextClientID.Add(1), cfg.RequirePass == "")
+	c.reqs = make(chan request, maxPipeline)
 	s.clients[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go s.serveClient(c)
 }
 
-// Close stops accepting, closes every client connection, stops background
-// tasks and waits for the connection goroutines to end.
+// closeGrace bounds how long Close lets connections finish the requests
+// they already read before it closes them.
+const closeGrace = 5 * time.Second
+
+// Close shuts the server down gracefully: it stops accepting, stops reading
+// from every client (TCP half-close) and lets each connection answer the
+// requests it already read — writes in flight are answered or failed, never
+// abandoned half-way — for at most closeGrace, then closes every connection,
+// stops background tasks (the expiry sweep, a BGSAVE is waited for) and
+// waits for the connection goroutines to end. Blocked clients are released
+// without a reply, as Redis closes them at shutdown.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -160,12 +191,53 @@ func (s *Server) Close() error {
 			ln.Close()
 		}
 		for _, c := range s.clients {
+			if cr, ok := c.nc.(interface{ CloseRead() error }); !ok || cr.CloseRead() != nil {
+				c.nc.Close()
+			}
+		}
+		s.mu.Unlock()
+		s.waitClients(closeGrace)
+		s.mu.Lock()
+		for _, c := range s.clients {
 			c.nc.Close()
 		}
 		s.mu.Unlock()
 	})
 	s.wg.Wait()
 	return nil
+}
+
+// waitClients waits until every connection has ended or d has passed.
+func (s *Server) waitClients(d time.Duration) {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		n := len(s.clients)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		<-tick.C
+	}
+}
+
+// Done returns a channel that is closed when a client asked the server to
+// shut down (SHUTDOWN). The owner then calls Close and closes the shard,
+// snapshotting it if ShutdownSave says so, and exits.
+func (s *Server) Done() <-chan struct{} { return s.shutdownReq }
+
+// ShutdownSave reports whether the shutdown SHUTDOWN asked for should
+// snapshot the shard (false after SHUTDOWN NOSAVE).
+func (s *Server) ShutdownSave() bool { return !s.shutdownNoSave.Load() }
+
+// requestShutdown records a SHUTDOWN and closes Done's channel.
+func (s *Server) requestShutdown(save bool) {
+	s.shutdownOnce.Do(func() {
+		s.shutdownNoSave.Store(!save)
+		close(s.shutdownReq)
+	})
 }
 
 // removeClient forgets a client whose connection ended.

@@ -297,6 +297,28 @@ func (s *Server) trackRead(c *Client, keys []string) {
 	}
 }
 
+// trackingAfterCommand ends CLIENT CACHING's answer once the command after
+// it has run, whatever that command was (Redis's resetClient): it is kept
+// after a CLIENT subcommand (CLIENT CACHING itself, CLIENT TRACKINGINFO…)
+// and while a MULTI is open, so it covers the whole transaction. cmd is the
+// command looked up (nil or a container for an unknown command or
+// subcommand). dispatch must call it after every command's reply.
+func (s *Server) trackingAfterCommand(c *Client, cmd *Command) {
+	if c.track == nil {
+		return
+	}
+	if cmd != nil && strings.HasPrefix(cmd.Name, "client|") {
+		return
+	}
+	if c.tx != nil && c.tx.multi {
+		return
+	}
+	t := s.hub().track
+	t.mu.Lock()
+	c.track.caching = 0
+	t.mu.Unlock()
+}
+
 // invalidation is one push to send once the table's lock is released.
 type invalidation struct {
 	to  *Client
@@ -346,14 +368,15 @@ func (s *Server) invalidateKeys(writer *Client, keys []string) {
 	}
 	t.mu.Unlock()
 	for _, inv := range out {
-		s.sendInvalidation(inv.to, redirects[inv.to], Bulk(inv.key))
+		s.sendInvalidation(writer, inv.to, redirects[inv.to], Bulk(inv.key))
 	}
 }
 
-// invalidateFlush tells every tracking client that everything changed
+// invalidateFlushBy tells every tracking client that everything changed
 // (FLUSHDB/FLUSHALL: [invalidate, null]) and empties the table, as Redis's
-// trackingInvalidateKeysOnFlush.
-func (s *Server) invalidateFlush() {
+// trackingInvalidateKeysOnFlush; the writer's own push (writer: the client
+// that flushed) follows its reply.
+func (s *Server) invalidateFlushBy(writer *Client) {
 	t := s.hub().track
 	t.mu.Lock()
 	type target struct {
@@ -369,15 +392,18 @@ func (s *Server) invalidateFlush() {
 	t.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].c.ID() < out[j].c.ID() })
 	for _, x := range out {
-		s.sendInvalidation(x.c, x.redirect, nil)
+		s.sendInvalidation(writer, x.c, x.redirect, nil)
 	}
 }
 
 // sendInvalidation pushes [invalidate, [key]] (key nil: [invalidate, null])
 // to the client, or to its REDIRECT target. Only RESP3 connections can take
 // a push; a RESP2 target would need pub/sub (not implemented), so it gets
-// nothing, like a RESP2 client Redis cannot reach.
-func (s *Server) sendInvalidation(c *Client, redirect int64, key Bulk) {
+// nothing, like a RESP2 client Redis cannot reach. A push to the writer
+// itself (writer: the client whose command modified the key, nil for the
+// server) is written after that command's reply, as Redis does
+// (tracking_pending_keys).
+func (s *Server) sendInvalidation(writer, c *Client, redirect int64, key Bulk) {
 	to := c
 	if redirect != 0 && redirect != c.ID() {
 		to = s.clientByID(redirect)
@@ -392,7 +418,12 @@ func (s *Server) sendInvalidation(c *Client, redirect int64, key Bulk) {
 	if key != nil {
 		keys = Array{key}
 	}
-	to.Push(Push{Bulk("invalidate"), keys})
+	p := Push{Bulk("invalidate"), keys}
+	if to == writer {
+		to.pushAfterReply(p)
+		return
+	}
+	to.Push(p)
 }
 
 // trackingOff drops c from the tracking table (RESET, connection close).

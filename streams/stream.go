@@ -66,6 +66,14 @@ func (s *Stream) FirstID() ID { return s.firstID }
 // NodeCount returns the number of nodes (XINFO STREAM "radix-tree-keys").
 func (s *Stream) NodeCount() int64 { return int64(s.nodes.Len()) }
 
+// NodeKeys calls fn with each node's key (the ID of the first entry appended
+// to it, Redis's master ID) in ascending order, until fn returns false. These
+// are the keys of Redis's rax for the stream (XINFO STREAM's
+// radix-tree-nodes is computed from them).
+func (s *Stream) NodeKeys(fn func(ID) bool) {
+	s.nodes.Ascend(func(n *node) bool { return fn(n.key) })
+}
+
 // First returns the first live entry.
 func (s *Stream) First() (e Entry, ok bool) {
 	s.Ascend(MinID, func(x Entry) bool { e, ok = x, true; return false })
@@ -166,6 +174,7 @@ func (s *Stream) Append(id ID, fields [][]byte) {
 // them; nodeMaxEntries <= 0 means no entry limit (Redis's 0). Appending costs
 // O(1) amortised plus O(log nodes) when a node is started.
 func (s *Stream) AppendNode(id ID, fields [][]byte, nodeMaxEntries int) {
+	s.dropTombstonesFrom(id)
 	n := s.tail
 	if n == nil || (nodeMaxEntries > 0 && len(n.entries) >= nodeMaxEntries) {
 		n = newNode(id, nodeMaxEntries)
@@ -181,6 +190,31 @@ func (s *Stream) AppendNode(id ID, fields [][]byte, nodeMaxEntries int) {
 	s.length++
 	s.lastID = id
 	s.entriesAdded++
+}
+
+// dropTombstonesFrom removes, from the end of the tail node, deleted entries
+// whose ID is not below id, and the tail node itself if nothing is left in
+// it. They exist only after XSETID lowered the last ID over deleted entries
+// (id is above every live entry, so only tombstones can be in the way).
+// Appending after them would break the ID order inside the node, which
+// Get, Ascend and Descend rely on; Redis appends to the listpack anyway and
+// scans it linearly, a case no client can observe other than through node
+// counts.
+func (s *Stream) dropTombstonesFrom(id ID) {
+	for n := s.tail; n != nil; n = s.tail {
+		k := len(n.entries)
+		for k > 0 && n.deleted[k-1] && !n.entries[k-1].ID.Less(id) {
+			k--
+		}
+		if k == len(n.entries) {
+			return
+		}
+		n.entries, n.deleted = n.entries[:k], n.deleted[:k]
+		if k > 0 {
+			return
+		}
+		s.removeNode(n)
+	}
 }
 
 // Clone returns a copy of the stream that shares no mutable state with s

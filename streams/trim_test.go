@@ -171,3 +171,40 @@ func TestClone(t *testing.T) {
 		t.Fatalf("original changed by clone append: len %d", s.Len())
 	}
 }
+
+// After XSETID lowered the last ID over deleted entries, an append must not
+// land after tombstones with greater IDs: they are dropped so each node keeps
+// its IDs in order (Get, Ascend and Descend binary-search nodes).
+func TestAppendBelowTombstones(t *testing.T) {
+	t.Run("tail keeps its live entries", func(t *testing.T) {
+		s := fill(t, 250)
+		s.Delete(ID{249, 1})
+		s.Delete(ID{250, 1})
+		if err := s.SetID(ID{248, 1}, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		s.Append(ID{248, 5}, [][]byte{[]byte("f"), []byte("v")})
+		checkInvariants(t, s)
+		if _, ok := s.Get(ID{248, 5}); !ok {
+			t.Fatal("appended entry not found")
+		}
+		if e, _ := s.Last(); e.ID != (ID{248, 5}) || s.Len() != 249 || s.NodeCount() != 3 {
+			t.Fatalf("last %v len %d nodes %d", e.ID, s.Len(), s.NodeCount())
+		}
+	})
+	t.Run("tombstone-only tail is removed", func(t *testing.T) {
+		s := fill(t, 250)
+		s.Delete(ID{250, 1})
+		s.Trim(TrimArgs{Strategy: TrimMinID, MinID: ID{250, 1}})
+		if err := s.SetID(ID{10, 0}, -1, nil); err != nil {
+			t.Fatal(err)
+		}
+		s.Append(ID{20, 0}, [][]byte{[]byte("f"), []byte("v")})
+		checkInvariants(t, s)
+		var got []ID
+		s.Ascend(MinID, func(e Entry) bool { got = append(got, e.ID); return true })
+		if len(got) != 1 || got[0] != (ID{20, 0}) || s.NodeCount() != 1 {
+			t.Fatalf("entries %v nodes %d", got, s.NodeCount())
+		}
+	})
+}

@@ -1,9 +1,13 @@
 // Command streamd is a Redis-protocol server for Redis Streams.
 //
 //	streamd [config-file] [--port 6379] [--bind 127.0.0.1] [--dir ./data] [--requirepass PASS]
+//	        [--appendfsync always|everysec]
 //
 // The config file uses redis.conf syntax and Redis's directive names; flags
-// override it. SIGINT or SIGTERM closes the server and exits 0.
+// override it. The data (Raft log, snapshots, LOCK) lives in dir; if it
+// cannot be loaded the process says which file is wrong and exits 1, never
+// starting empty. SIGINT, SIGTERM or SHUTDOWN stop accepting, answer or
+// fail what is in flight, snapshot (not after SHUTDOWN NOSAVE) and exit 0.
 package main
 
 import (
@@ -18,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"streamd/replication"
 	"streamd/server"
@@ -40,6 +45,7 @@ func parseArgs(args []string) (server.Config, error) {
 	bind := fs.String("bind", cfg.Bind, "addresses to listen on (space-separated)")
 	dir := fs.String("dir", cfg.Dir, "working directory")
 	pass := fs.String("requirepass", "", "password of the default user")
+	fsync := fs.String("appendfsync", cfg.AppendFsync, "always (fsync before each reply) or everysec")
 	// Go's flag package stops at the first positional argument; allow the
 	// config file first, as "streamd redis.conf --port 7000".
 	var file string
@@ -67,6 +73,8 @@ func parseArgs(args []string) (server.Config, error) {
 			cfg.Dir = *dir
 		case "requirepass":
 			cfg.RequirePass = *pass
+		case "appendfsync":
+			cfg.AppendFsync = *fsync
 		}
 	})
 	if cfg.Port < 0 || cfg.Port > 65535 {
@@ -120,15 +128,30 @@ func run(args []string, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	fsync, err := cfg.FsyncPolicy()
+	if err != nil {
+		return fmt.Errorf("appendfsync %q: %v", cfg.AppendFsync, err)
+	}
 	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("dir: %w", err)
 	}
-	lns, err := listen(cfg, log)
+	start := time.Now()
+	shard, err := replication.Open(replication.Options{Dir: cfg.Dir, Fsync: fsync, Logger: log})
 	if err != nil {
+		// The error names the file and what is wrong with it; starting
+		// empty instead would silently lose acknowledged writes.
+		log.Error("can't load the data directory, exiting", "dir", cfg.Dir, "err", err)
 		return err
 	}
-	srv := server.New(cfg, replication.NewShard(), log)
+	log.Info(fmt.Sprintf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds()),
+		"dir", cfg.Dir, "appendfsync", cfg.AppendFsync)
+	lns, err := listen(cfg, log)
+	if err != nil {
+		shard.Close(false)
+		return err
+	}
+	srv := server.New(cfg, shard, log)
 	errc := make(chan error, len(lns))
 	for _, ln := range lns {
 		log.Info("Ready to accept connections", "addr", ln.Addr().String())
@@ -137,12 +160,33 @@ func run(args []string, logOut io.Writer) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sig)
+	save, serveErr := true, error(nil)
 	select {
 	case s := <-sig:
-		log.Info("shutting down", "signal", s.String())
-		return srv.Close()
-	case err := <-errc:
-		srv.Close()
-		return err
+		log.Info("Received " + s.String() + ", scheduling shutdown...")
+	case <-srv.Done():
+		save = srv.ShutdownSave()
+	case serveErr = <-errc:
+		log.Error("accept failed, shutting down", "err", serveErr)
 	}
+	return shutdown(log, srv, shard, save, serveErr)
+}
+
+// shutdown stops the server (no new connections or commands; what is in
+// flight is answered or failed), then closes the shard, snapshotting it
+// first when save is set.
+func shutdown(log *slog.Logger, srv *server.Server, shard *replication.Shard, save bool, serveErr error) error {
+	srv.Close()
+	if save {
+		log.Info("Saving the final snapshot before exiting.")
+	}
+	if err := shard.Close(save); err != nil {
+		log.Error("closing the data directory failed", "err", err)
+		return errors.Join(serveErr, err)
+	}
+	if save {
+		log.Info("DB saved on disk")
+	}
+	log.Info("streamd is now ready to exit, bye bye...")
+	return serveErr
 }

@@ -8,10 +8,13 @@ import (
 
 // Apply applies a write with the log entry's time nowMs (unix ms) and
 // returns its result (the "Result:" of each wire type) or an error whose
-// Error() is Redis's reply text. It runs on the FSM goroutine only; the same
-// command on the same state with the same nowMs gives the same result and
-// state on every replica.
+// Error() is Redis's reply text. The time is first clamped so it never goes
+// below an earlier write's (see LastNow). It runs on the FSM goroutine only;
+// the same command on the same state with the same nowMs gives the same
+// result and state on every replica.
 func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
+	nowMs = ks.clampNow(nowMs)
+	ks.lastNow = nowMs
 	switch c := cmd.(type) {
 	case wire.XAdd:
 		return ks.xadd(c, nowMs)
@@ -47,8 +50,11 @@ func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
 }
 
 // Query answers a read from the current state at time nowMs (which only
-// decides which keys have expired: a query never changes state).
+// decides which keys have expired: a query never changes state), clamped to
+// LastNow so a read never sees a key that a write already treated as
+// expired.
 func (ks *Keyspace) Query(q wire.Query, nowMs int64) (any, error) {
+	nowMs = ks.clampNow(nowMs)
 	switch q := q.(type) {
 	case wire.XRange:
 		return ks.xrange(q, nowMs)

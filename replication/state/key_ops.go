@@ -70,10 +70,11 @@ func (ks *Keyspace) flushAll() (any, error) {
 	return nil, nil
 }
 
-// expire mirrors Redis 7's expireGenericCommand: 0 for a missing key; NX, XX,
-// GT and LT compare with the current deadline, a key without one counting
-// as an infinite TTL (GT never passes, LT always does); a deadline not in
-// the future deletes the key and still answers 1.
+// expire mirrors Redis 7's expireGenericCommand: 0 for a missing key; each
+// of the flags NX, XX, GT and LT in c.Cond must pass against the current
+// deadline, a key without one counting as an infinite TTL (GT never passes,
+// LT does unless XX is also set); a deadline not in the future deletes the
+// key and still answers 1.
 func (ks *Keyspace) expire(c wire.Expire, nowMs int64) (any, error) {
 	if ks.lookupWrite(c.DB, c.Key, nowMs) == nil {
 		return int64(0), nil
@@ -84,23 +85,19 @@ func (ks *Keyspace) expire(c wire.Expire, nowMs int64) (any, error) {
 		when += nowMs
 	}
 	cur, has := d.expires[c.Key]
-	switch c.Cond {
-	case wire.ExpireNX:
-		if has {
-			return int64(0), nil
-		}
-	case wire.ExpireXX:
-		if !has {
-			return int64(0), nil
-		}
-	case wire.ExpireGT:
-		if !has || when <= cur {
-			return int64(0), nil
-		}
-	case wire.ExpireLT:
-		if has && when >= cur {
-			return int64(0), nil
-		}
+	// Every condition set must pass (XX LT on a key without a deadline
+	// fails on XX), checked in Redis's order.
+	if c.Cond.Has(wire.ExpireNX) && has {
+		return int64(0), nil
+	}
+	if c.Cond.Has(wire.ExpireXX) && !has {
+		return int64(0), nil
+	}
+	if c.Cond.Has(wire.ExpireGT) && (!has || when <= cur) {
+		return int64(0), nil
+	}
+	if c.Cond.Has(wire.ExpireLT) && has && when >= cur {
+		return int64(0), nil
 	}
 	if when <= nowMs {
 		d.remove(c.Key)

@@ -58,6 +58,8 @@ type Keyspace struct {
 	// stream-node-max-bytes, stored for CONFIG GET only (see streams.Stream).
 	nodeMax      int
 	nodeMaxBytes int64
+	// lastNow is the greatest time a write was applied at (see clock.go).
+	lastNow int64
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.

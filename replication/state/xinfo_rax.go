@@ -6,22 +6,11 @@ import (
 	"streamd/streams"
 )
 
-// nodeKeyLister is implemented by a stream that can list its nodes' keys
-// (master IDs) in order; radix-tree-nodes is computed from them.
-type nodeKeyLister interface {
-	NodeKeys(fn func(streams.ID) bool)
-}
-
 // radixTreeNodes is XINFO STREAM's radix-tree-nodes: the number of nodes of
 // the rax Redis would hold for this stream's node keys (see raxNodeCount).
-// It is 0 when the stream cannot list its node keys.
 func radixTreeNodes(s *streams.Stream) int64 {
-	l, ok := any(s).(nodeKeyLister)
-	if !ok {
-		return 0
-	}
 	var keys [][16]byte
-	l.NodeKeys(func(id streams.ID) bool {
+	s.NodeKeys(func(id streams.ID) bool {
 		keys = append(keys, raxKey(id))
 		return true
 	})

@@ -199,17 +199,29 @@ type FlushDB struct{ DB int }
 // FlushAll is FLUSHALL. Result: nil (OK).
 type FlushAll struct{}
 
-// ExpireCond is EXPIRE's NX|XX|GT|LT.
+// ExpireCond is EXPIRE's NX|XX|GT|LT as a set of bit flags, combinable as
+// Redis allows (XX with GT or LT; the server rejects NX with any other and
+// GT with LT). Each flag set must pass, in Redis's order NX, XX, GT, LT.
 type ExpireCond uint8
 
-// Expire conditions.
+// Expire conditions. ExpireAlways (no flag) sets the deadline
+// unconditionally.
 const (
-	ExpireAlways ExpireCond = iota
-	ExpireNX
-	ExpireXX
-	ExpireGT
-	ExpireLT
+	ExpireAlways ExpireCond = 0
+	// ExpireNX: only when the key has no deadline.
+	ExpireNX ExpireCond = 1 << 0
+	// ExpireXX: only when the key has a deadline.
+	ExpireXX ExpireCond = 1 << 1
+	// ExpireGT: only when the new deadline is later than the current one (a
+	// key without one counts as infinite: GT never passes).
+	ExpireGT ExpireCond = 1 << 2
+	// ExpireLT: only when the new deadline is earlier than the current one
+	// (a key without one counts as infinite: LT passes unless XX is set).
+	ExpireLT ExpireCond = 1 << 3
 )
+
+// Has reports whether every flag of f is set in c.
+func (c ExpireCond) Has(f ExpireCond) bool { return c&f == f }
 
 // Expire is EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT. When Relative, the deadline is
 // the entry's time + Ms; else Ms is an absolute unix time in ms. A deadline

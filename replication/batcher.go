@@ -1,0 +1,198 @@
+package replication
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"streamd/replication/wire"
+)
+
+// maxBatch is the most commands packed into one log entry.
+const maxBatch = 128
+
+// maxInflightPartial is how many entries may be in flight before a partial
+// batch waits for more commands (or for one to complete).
+const maxInflightPartial = 2
+
+// Pending is a proposal whose outcome is not known yet. Wait blocks until
+// it is.
+type Pending struct {
+	cmd  wire.Command
+	done chan struct{}
+	res  any
+	err  error
+}
+
+// Wait blocks until the proposal is committed and applied (or failed) and
+// returns its result, as Propose does.
+func (p *Pending) Wait() (any, error) {
+	<-p.done
+	return p.res, p.err
+}
+
+// Done is closed when the outcome is known.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+func (p *Pending) resolve(res any, err error) {
+	p.res, p.err, p.cmd = res, err, nil
+	close(p.done)
+}
+
+// failedPending returns a Pending already resolved with err.
+func failedPending(err error) *Pending {
+	p := &Pending{done: make(chan struct{})}
+	p.resolve(nil, err)
+	return p
+}
+
+// batcher packs queued proposals into log entries (DESIGN §8): one
+// goroutine takes commands in call order, up to maxBatch per entry, stamps
+// the entry's time and hands it to raft. It is self-clocking rather than
+// timed: a full batch goes at once; a partial one only while fewer than
+// maxInflightPartial entries are in flight, so under load the queue fills
+// while the disk works and each fsync carries many commands, and when idle
+// a lone command goes straight out.
+type batcher struct {
+	s    *Shard
+	mu   sync.Mutex
+	cond *sync.Cond
+	// queue holds proposals not yet handed to raft, in call order.
+	queue    []*Pending
+	inflight int  // entries handed to raft and not resolved
+	closed   bool // no more proposals accepted; drain and stop
+	// lastNow is the greatest time stamped on an entry (owned by run).
+	lastNow int64
+	clock   func() int64
+	done    chan struct{} // closed when run has returned and all resolved
+	wg      sync.WaitGroup
+}
+
+func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
+	b := &batcher{s: s, clock: clock, lastNow: lastNow, done: make(chan struct{})}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// add queues a proposal; it fails at once if the batcher is closed.
+func (b *batcher) add(cmd wire.Command) *Pending {
+	p := &Pending{cmd: cmd, done: make(chan struct{})}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return failedPending(ErrShuttingDown)
+	}
+	b.queue = append(b.queue, p)
+	if len(b.queue) == 1 || len(b.queue) == maxBatch {
+		b.cond.Signal()
+	}
+	b.mu.Unlock()
+	return p
+}
+
+// close stops accepting proposals and waits until everything queued has
+// been sent and every entry in flight has resolved.
+func (b *batcher) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	<-b.done
+}
+
+// run is the batcher goroutine.
+func (b *batcher) run() {
+	defer close(b.done)
+	defer b.wg.Wait()
+	for {
+		b.mu.Lock()
+		for !(len(b.queue) >= maxBatch || (len(b.queue) > 0 && b.inflight < maxInflightPartial) ||
+			(b.closed && len(b.queue) == 0)) {
+			b.cond.Wait()
+		}
+		if len(b.queue) == 0 { // closed and drained
+			b.mu.Unlock()
+			return
+		}
+		n := min(len(b.queue), maxBatch)
+		batch := make([]*Pending, n)
+		copy(batch, b.queue)
+		rest := copy(b.queue, b.queue[n:])
+		clear(b.queue[rest:])
+		b.queue = b.queue[:rest]
+		b.inflight++
+		b.mu.Unlock()
+		b.send(batch)
+	}
+}
+
+// send stamps, encodes and applies one batch; its outcome is delivered by a
+// goroutine that waits on raft's future.
+func (b *batcher) send(batch []*Pending) {
+	now := b.clock()
+	if now < b.lastNow {
+		now = b.lastNow
+	}
+	b.lastNow = now
+	e := wire.Entry{NowMs: now, Cmds: make([]wire.Command, len(batch))}
+	for i, p := range batch {
+		e.Cmds[i] = p.cmd
+	}
+	if err := b.s.writeBlocked(); err != nil {
+		b.finish(batch, nil, err)
+		return
+	}
+	f := b.s.raft.Apply(e.Append(nil), 0)
+	b.s.stats.batches.Add(1)
+	b.s.stats.proposals.Add(int64(len(batch)))
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		err := f.Error()
+		if err != nil {
+			b.s.noteApplyError(err)
+			b.finish(batch, nil, proposalError(err, b.s.lastWriteErr()))
+			return
+		}
+		b.s.noteWriteOK()
+		out, ok := f.Response().([]wire.Outcome)
+		if !ok || len(out) != len(batch) {
+			b.finish(batch, nil, fmt.Errorf("ERR internal: log entry answered %T for %d commands", f.Response(), len(batch)))
+			return
+		}
+		b.finish(batch, out, nil)
+	}()
+}
+
+// finish resolves a batch (with its outcomes, or all with err) and lets the
+// next partial batch go.
+func (b *batcher) finish(batch []*Pending, out []wire.Outcome, err error) {
+	for i, p := range batch {
+		if err != nil {
+			p.resolve(nil, err)
+		} else {
+			p.resolve(out[i].Result, out[i].Err)
+		}
+	}
+	b.mu.Lock()
+	b.inflight--
+	b.cond.Signal()
+	b.mu.Unlock()
+}
+
+// wallClock is the proposer's clock: unix milliseconds.
+func wallClock() int64 { return time.Now().UnixMilli() }
+
+// isWriteError reports whether a raft apply error is the log store's own
+// failure (rather than raft's state), i.e. something to report as
+// MISCONF and remember as the last write error.
+func isWriteError(err error) bool {
+	switch err {
+	case nil, raft.ErrRaftShutdown, raft.ErrLeadershipLost, raft.ErrLeadershipTransferInProgress,
+		raft.ErrAbortedByRestore, raft.ErrNotLeader, raft.ErrEnqueueTimeout:
+		return false
+	}
+	return true
+}

@@ -1,0 +1,150 @@
+package replication
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"streamd/replication/state"
+	"streamd/replication/wire"
+)
+
+// fsm adapts the Shard's keyspace to raft's (batching) FSM contract.
+// ApplyBatch, Apply, Snapshot and Restore run on raft's FSM goroutine, one
+// at a time; they take the shard's write lock only to change the keyspace
+// (Apply, Restore), and its read lock to capture it (Snapshot), so Queries
+// run concurrently with everything but the apply itself.
+type fsm struct {
+	s *Shard
+	// changes counts commands applied (EXEC counts its operations): the
+	// base of Stats.ChangesSinceSave.
+	changes atomic.Int64
+	// preloaded is the keyspace Open already decoded while validating the
+	// newest snapshot; Restore takes it instead of decoding the same file a
+	// second time (raft restores exactly that snapshot at start-up, after
+	// checking its CRC). Only touched before raft starts and by Restore.
+	preloaded *state.Keyspace
+}
+
+// Apply applies one log entry (raft calls ApplyBatch instead; kept for the
+// plain FSM interface).
+func (f *fsm) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
+
+// ApplyBatch decodes each command entry and applies its commands in order
+// with the entry's time, returning one []wire.Outcome per log. An entry that
+// does not decode is corruption of the committed log: the state machine
+// cannot go on without diverging, so it panics naming the index (DESIGN §2;
+// Open validates the log first so that a damaged file is refused instead).
+func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	entries := make([]wire.Entry, len(logs))
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		e, err := wire.DecodeEntry(l.Data)
+		if err != nil {
+			panic(fmt.Sprintf("replication: committed log entry %d does not decode: %v", l.Index, err))
+		}
+		entries[i] = e
+	}
+	var n int64
+	f.s.mu.Lock()
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		e := entries[i]
+		res := make([]wire.Outcome, len(e.Cmds))
+		for j, cmd := range e.Cmds {
+			r, err := f.s.ks.Apply(cmd, e.NowMs)
+			res[j] = wire.Outcome{Result: r, Err: err}
+			n += commandChanges(cmd)
+		}
+		out[i] = res
+	}
+	f.s.mu.Unlock()
+	f.changes.Add(n)
+	return out
+}
+
+// commandChanges is how many changes a command counts for in
+// ChangesSinceSave: one, or EXEC's number of operations.
+func commandChanges(cmd wire.Command) int64 {
+	if x, ok := cmd.(wire.Exec); ok {
+		return int64(len(x.Ops))
+	}
+	return 1
+}
+
+// Snapshot captures the keyspace with Keyspace.Clone under the read lock
+// (raft runs no Apply meanwhile; Queries may go on), so that Persist can
+// serialise and write it while later entries are applied.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.s.mu.RLock()
+	ks := f.s.ks.Clone()
+	f.s.mu.RUnlock()
+	return &fsmSnapshot{f: f, ks: ks, changes: f.changes.Load()}, nil
+}
+
+// Restore replaces the keyspace with the snapshot read from rc (on start-up
+// and, later, when a leader installs one).
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	ks := f.preloaded
+	f.preloaded = nil
+	if ks == nil {
+		var err error
+		if ks, err = state.ReadSnapshot(rc); err != nil {
+			return fmt.Errorf("restore snapshot: %w", err)
+		}
+	}
+	f.s.mu.Lock()
+	f.s.ks = ks
+	f.s.mu.Unlock()
+	return nil
+}
+
+// fsmSnapshot is a captured keyspace waiting to be written.
+type fsmSnapshot struct {
+	f       *fsm
+	ks      *state.Keyspace
+	changes int64 // f.changes at capture: what this snapshot covers
+}
+
+// Persist serialises the captured keyspace into raft's sink and records
+// the outcome for Stats (LASTSAVE, INFO persistence).
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	st := &s.f.s.stats
+	st.saving.Store(true)
+	defer st.saving.Store(false)
+	w := bufio.NewWriterSize(sink, 1<<16)
+	err := s.ks.WriteSnapshot(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = sink.Close()
+	} else {
+		sink.Cancel()
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.lastSaveOK = err == nil
+	st.lastSaveErr = err
+	if err == nil {
+		st.lastSaveUnix = time.Now().Unix()
+		if s.changes > st.savedChanges {
+			st.savedChanges = s.changes
+		}
+		st.saves++
+	}
+	return err
+}
+
+// Release drops the captured keyspace.
+func (s *fsmSnapshot) Release() { s.ks = nil }

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"errors"
+	"math"
+	"sync"
+)
+
+// A client's output goes through an outBuf: replies and pushes are rendered
+// whole into one queue, so they never interleave, and a writer copies the
+// queue to the socket without holding the queue's lock. The writer is the
+// connection goroutine when it flushes, or a short-lived drain goroutine
+// started by Push when nobody is writing; so Push never waits for the
+// network, and a client that stops reading stalls only itself. A client
+// whose pending output passes pushOutputLimit when a push is queued is
+// disconnected, as Redis's client-output-buffer-limit (pubsub class, 32mb
+// hard limit) does.
+
+// Output limits.
+const (
+	// pushOutputLimit is the pending output (queued and being written) past
+	// which queuing a push disconnects the client: Redis's hard limit for
+	// pub/sub clients, the class whose output is pushed unasked.
+	pushOutputLimit = 32 << 20
+	// replyFlushAt is how much reply output the connection goroutine queues
+	// before it writes it out itself, even with pipelined requests pending
+	// (so a pipeline of big replies does not pile up in memory).
+	replyFlushAt = 64 << 10
+	// maxSpareBuf bounds the chunk kept for reuse after a write.
+	maxSpareBuf = 64 << 10
+)
+
+// errOutputLimit is why a client past pushOutputLimit was disconnected.
+var errOutputLimit = errors.New("client output buffer limit reached")
+
+// outBuf is a client's outbound queue (Client.out).
+type outBuf struct {
+	mu   sync.Mutex
+	cond sync.Cond // L is &mu; broadcast when bytes are written or the queue fails
+
+	buf      []byte // rendered output not yet taken by the writer
+	spare    []byte // the previous chunk, reused as buf
+	inflight int    // bytes the writer is writing now
+	queued   int64  // bytes ever queued
+	written  int64  // bytes ever written (or dropped by a failed write)
+	writing  bool   // a writer is active
+	err      error  // first write error or errOutputLimit; output is dropped after it
+
+	// afterReply holds pushes for this client caused by its own command
+	// (invalidations of keys it wrote): Redis sends them after the
+	// command's reply, so the next reply writes them after itself.
+	afterReply []Push
+}
+
+// init sets up the condition variable; newClient calls it.
+func (ob *outBuf) init() { ob.cond.L = &ob.mu }
+
+// appendLocked renders r at the end of the queue; ob.mu is held.
+func (ob *outBuf) appendLocked(r Reply, proto int) {
+	n := len(ob.buf)
+	ob.buf = appendReply(ob.buf, r, proto)
+	ob.queued += int64(len(ob.buf) - n)
+}
+
+// pendingLocked is the output not yet written; ob.mu is held.
+func (ob *outBuf) pendingLocked() int { return len(ob.buf) + ob.inflight }
+
+// failLocked drops the queue and makes every later write a no-op; ob.mu is
+// held.
+func (ob *outBuf) failLocked(err error) {
+	if ob.err == nil {
+		ob.err = err
+	}
+	ob.buf, ob.spare, ob.afterReply = nil, nil, nil
+	ob.cond.Broadcast()
+}
+
+// Push queues an out-of-band reply (a tracking invalidation) and returns
+// without waiting for the network: a drain goroutine writes it if the
+// connection goroutine is not writing. It is safe from any goroutine and
+// never splits a reply. A client whose pending output then exceeds
+// pushOutputLimit is disconnected.
+func (c *Client) Push(p Push) {
+	ob := &c.out
+	ob.mu.Lock()
+	if ob.err != nil {
+		ob.mu.Unlock()
+		return
+	}
+	ob.appendLocked(p, c.Proto())
+	if pending := ob.pendingLocked(); pending > pushOutputLimit {
+		ob.failLocked(errOutputLimit)
+		ob.mu.Unlock()
+		c.srv.log.Warn("client closed for overcoming of output buffer limits",
+			"client", c.id, "addr", c.addr, "pending", pending, "limit", pushOutputLimit)
+		c.nc.Close()
+		return
+	}
+	start := !ob.writing
+	if start {
+		ob.writing = true
+	}
+	ob.mu.Unlock()
+	if start {
+		go c.drain()
+	}
+}
+
+// pushAfterReply holds p to be written after the reply of the command the
+// client is running (its own write's invalidation): the next reply or flush
+// queues it. Only the client's own goroutine calls it, during a command.
+func (c *Client) pushAfterReply(p Push) {
+	ob := &c.out
+	ob.mu.Lock()
+	if ob.err == nil {
+		ob.afterReply = append(ob.afterReply, p)
+	}
+	ob.mu.Unlock()
+}
+
+// releaseAfterReply queues the pushes held by pushAfterReply, for a caller
+// that has already queued the reply of the command that caused them (the
+// pipeline writes a batched write's reply before running its effects).
+func (c *Client) releaseAfterReply() {
+	c.out.mu.Lock()
+	c.releaseLocked()
+	c.out.mu.Unlock()
+}
+
+// releaseLocked queues the held pushes; c.out.mu is held.
+func (c *Client) releaseLocked() {
+	ob := &c.out
+	if ob.err == nil && len(ob.afterReply) > 0 {
+		proto := c.Proto()
+		for _, p := range ob.afterReply {
+			ob.appendLocked(p, proto)
+		}
+	}
+	ob.afterReply = nil
+}
+
+// reply queues a command's reply, followed by the pushes its command
+// caused for this client (pushAfterReply). It is written when the
+// connection goroutine flushes (when no pipelined request is pending), or
+// at once when much reply output is queued.
+func (c *Client) reply(r Reply) {
+	ob := &c.out
+	ob.mu.Lock()
+	if ob.err == nil {
+		ob.appendLocked(r, c.Proto())
+	}
+	c.releaseLocked()
+	big := len(ob.buf) >= replyFlushAt
+	ob.mu.Unlock()
+	if big {
+		c.flush()
+	}
+}
+
+// flush writes everything queued so far, including pushes still held for
+// after a reply (a pipelined write's effects run after its reply was
+// queued), and returns the connection's output error, if any. It writes on
+// the calling goroutine, or waits for an active drain goroutine to get past
+// what was queued. Only the connection goroutine calls it, between
+// commands.
+func (c *Client) flush() error {
+	ob := &c.out
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	c.releaseLocked()
+	target := ob.queued
+	for ob.err == nil && ob.written < target {
+		if ob.writing {
+			ob.cond.Wait()
+			continue
+		}
+		ob.writing = true
+		c.writeLocked(target)
+		if ob.err == nil && len(ob.buf) > 0 {
+			// Pushes queued meanwhile: leave them to a drain goroutine.
+			go c.drain()
+		} else {
+			ob.writing = false
+		}
+	}
+	return ob.err
+}
+
+// drain writes the queue until it is empty, as the active writer; Push and
+// flush start it with ob.writing already set.
+func (c *Client) drain() {
+	ob := &c.out
+	ob.mu.Lock()
+	c.writeLocked(math.MaxInt64)
+	ob.writing = false
+	failed := ob.err != nil
+	ob.cond.Broadcast()
+	ob.mu.Unlock()
+	if failed {
+		c.nc.Close() // wake the reader of a connection that cannot be written
+	}
+}
+
+// writeLocked writes queued chunks until the queue is empty, upto bytes
+// have been written or a write fails. ob.mu is held, and released during
+// each write; the caller is the active writer.
+func (c *Client) writeLocked(upto int64) {
+	ob := &c.out
+	for ob.err == nil && len(ob.buf) > 0 && ob.written < upto {
+		chunk := ob.buf
+		ob.buf, ob.spare = ob.spare[:0], nil
+		ob.inflight = len(chunk)
+		ob.mu.Unlock()
+		_, err := c.nc.Write(chunk)
+		ob.mu.Lock()
+		ob.inflight = 0
+		ob.written += int64(len(chunk))
+		if cap(chunk) <= maxSpareBuf {
+			ob.spare = chunk[:0]
+		}
+		if err != nil {
+			ob.failLocked(err)
+		}
+		ob.cond.Broadcast()
+	}
+}

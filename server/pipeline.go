@@ -1,0 +1,123 @@
+package server
+
+import (
+	"time"
+
+	"streamd/replication/wire"
+)
+
+// Group commit for pipelines (issue #3). A client that sends several
+// commands at once should not pay one log write (fsync) per command: while
+// more requests are already buffered on the connection, consecutive plain
+// writes are handed to the shard with ProposeAsync before waiting on any of
+// them, so the shard's batcher can put them in one log entry and one fsync.
+// Their replies are then written strictly in request order, each followed
+// by its key effects (wake blocked readers, invalidate tracking, dirty
+// WATCHers), exactly as the one-at-a-time path does.
+
+// maxPipeline bounds the writes one connection has in flight (and is the
+// capacity of its request queue).
+const maxPipeline = 128
+
+// pendingWrite is a proposed write whose outcome is not known yet
+// (*replication.Pending).
+type pendingWrite interface {
+	Wait() (any, error)
+}
+
+// pipeline is one connection's proposed-but-unanswered writes. Only the
+// connection's goroutine uses it.
+type pipeline struct {
+	s     *Server
+	c     *Client
+	calls []pipelineCall
+	// hub is the keyspace hub whose writeMu is held shared while calls is
+	// not empty (nil otherwise). One shared hold covers the whole batch:
+	// taking the read lock again per write could deadlock behind an EXEC
+	// waiting for the exclusive lock.
+	hub *keyspaceHub
+	// outs is reused between drains.
+	outs []pipelineOut
+}
+
+// pipelineCall is one pending write: its command, when it started, its plan
+// (for Format) and the shard's handle on it.
+type pipelineCall struct {
+	cmd   *Command
+	start time.Time
+	plan  *Plan
+	op    wire.Command
+	pend  pendingWrite
+}
+
+// pipelineOut is a pending write's answer and what it did to the keyspace.
+type pipelineOut struct {
+	res any
+	err error
+	e   keyEffects
+}
+
+func newPipeline(s *Server, c *Client) *pipeline {
+	return &pipeline{s: s, c: c}
+}
+
+// pipelinable reports whether cmd may join a pipeline batch: a keyspace
+// write that never blocks, from a client that is neither in MULTI nor
+// WATCHing keys. Its planner must not read the keyspace (it runs before the
+// batch's earlier writes are applied); planners only parse, except
+// XREADGROUP's, which is a blocking command and excluded.
+func pipelinable(c *Client, cmd *Command) bool {
+	if cmd.Planner == nil || !hasFlag(cmd, "write") || hasFlag(cmd, "blocking") {
+		return false
+	}
+	return c.tx == nil || (!c.tx.multi && len(c.tx.watched) == 0)
+}
+
+// add proposes op without waiting and keeps it pending until drain.
+func (pl *pipeline) add(cmd *Command, start time.Time, p *Plan, op wire.Command) {
+	if pl.hub == nil {
+		pl.hub = pl.s.hub()
+		pl.hub.writeMu.RLock()
+	}
+	pl.calls = append(pl.calls, pipelineCall{cmd: cmd, start: start, plan: p, op: op,
+		pend: pl.s.proposeAsync(op)})
+}
+
+// full reports whether the batch reached maxPipeline and must drain.
+func (pl *pipeline) full() bool { return len(pl.calls) >= maxPipeline }
+
+// drain waits for every pending write in order, marks their WATCHers dirty
+// while still holding writeMu (as apply does), releases it, then writes
+// each reply in request order followed by its wake-ups and invalidations
+// (the client's own after its reply, as Redis).
+// It is a no-op on a nil or empty pipeline.
+func (pl *pipeline) drain() {
+	if pl == nil || len(pl.calls) == 0 {
+		return
+	}
+	s := pl.s
+	outs := pl.outs[:0]
+	for _, call := range pl.calls {
+		res, err := call.pend.Wait()
+		e := effects(call.op, res, err)
+		s.markDirty(e)
+		outs = append(outs, pipelineOut{res: res, err: err, e: e})
+	}
+	pl.hub.writeMu.RUnlock()
+	pl.hub = nil
+	for i, call := range pl.calls {
+		r := call.plan.Format(outs[i].res, outs[i].err)
+		s.noteCall(call.cmd, call.start, r)
+		pl.c.reply(r)
+		s.notify(pl.c, outs[i].e)
+		// The client's own invalidations (held by notify until its
+		// reply is queued, as Redis sends them after the reply) go out
+		// now, before the next request's reply.
+		pl.c.releaseAfterReply()
+	}
+	s.persist.noteBatch(len(pl.calls))
+	clear(pl.calls)
+	pl.calls = pl.calls[:0]
+	clear(outs)
+	pl.outs = outs[:0]
+}

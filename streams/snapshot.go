@@ -1,0 +1,134 @@
+package streams
+
+import (
+	"errors"
+	"fmt"
+)
+
+// This file gives the snapshot codec (replication/state) the stream's node
+// layout: which entries share a node, which are tombstones, which node is
+// appended to. Approximate trimming removes whole nodes, so a restored
+// stream must have exactly the same nodes as the original for every replica
+// to keep trimming the same.
+
+// SnapshotMeta is the part of a stream's state that is not in its nodes.
+type SnapshotMeta struct {
+	LastID       ID
+	EntriesAdded int64
+	MaxDeletedID ID
+	FirstID      ID
+	// Tail is the index, in key order, of the node that appends go to, or
+	// -1 when the stream has no node.
+	Tail int
+}
+
+// SnapshotMeta returns the stream's counters and the index of its tail node
+// (found from the last node backwards: it is nearly always the last).
+func (s *Stream) SnapshotMeta() SnapshotMeta {
+	m := SnapshotMeta{
+		LastID:       s.lastID,
+		EntriesAdded: s.entriesAdded,
+		MaxDeletedID: s.maxDeleted,
+		FirstID:      s.firstID,
+		Tail:         -1,
+	}
+	if s.tail == nil {
+		return m
+	}
+	i := s.nodes.Len() - 1
+	s.nodes.Descend(func(n *node) bool {
+		if n == s.tail {
+			m.Tail = i
+			return false
+		}
+		i--
+		return true
+	})
+	if m.Tail < 0 && s.nodes.Len() > 0 {
+		m.Tail = s.nodes.Len() - 1 // a tail outside the tree: append to the last
+	}
+	return m
+}
+
+// SnapshotNodes calls fn with every node in key order: its key, its entries
+// (tombstones included, with nil Fields) and which of them are deleted,
+// until fn returns false. The slices are the stream's own: fn must not
+// change or keep them.
+func (s *Stream) SnapshotNodes(fn func(key ID, entries []Entry, deleted []bool) bool) {
+	s.nodes.Ascend(func(n *node) bool {
+		return fn(n.key, n.entries, n.deleted)
+	})
+}
+
+// CloneForSnapshot is Clone that also keeps which node appends go to (Clone
+// makes the last node the tail, which differs after XSETID lowered the last
+// ID below an older node's key).
+func (s *Stream) CloneForSnapshot() *Stream {
+	c := s.Clone()
+	if s.tail != nil {
+		c.tail, _ = c.nodes.Get(&node{key: s.tail.key})
+	}
+	return c
+}
+
+// ErrBadSnapshotNode is wrapped by the Restorer's errors: the nodes given do
+// not form a stream (a snapshot that passed its checksum was written wrong).
+var ErrBadSnapshotNode = errors.New("bad stream node")
+
+// Restorer rebuilds a stream node by node from a snapshot. Use it once:
+// AddNode for each node in key order, then Finish.
+type Restorer struct {
+	s     *Stream
+	meta  SnapshotMeta
+	last  *node
+	count int
+}
+
+// NewRestorer starts rebuilding a stream with the given counters.
+func NewRestorer(meta SnapshotMeta) *Restorer {
+	return &Restorer{s: New(), meta: meta}
+}
+
+// AddNode appends a node after the previous one. The stream takes entries
+// and deleted (the caller must not change them afterwards); a deleted
+// entry's Fields are dropped. The key must be greater than the previous
+// node's, and the node must hold at least one entry.
+func (r *Restorer) AddNode(key ID, entries []Entry, deleted []bool) error {
+	if len(entries) == 0 || len(entries) != len(deleted) {
+		return fmt.Errorf("%w: node %s has %d entries and %d deleted flags", ErrBadSnapshotNode, key, len(entries), len(deleted))
+	}
+	if r.last != nil && !r.last.key.Less(key) {
+		return fmt.Errorf("%w: node %s after node %s", ErrBadSnapshotNode, key, r.last.key)
+	}
+	n := &node{key: key, entries: entries, deleted: deleted}
+	for i := range entries {
+		if deleted[i] {
+			entries[i].Fields = nil
+		} else {
+			n.live++
+		}
+	}
+	r.s.nodes.ReplaceOrInsert(n)
+	r.s.length += int64(n.live)
+	if r.count == r.meta.Tail {
+		r.s.tail = n
+	}
+	r.last = n
+	r.count++
+	return nil
+}
+
+// Finish returns the rebuilt stream. Its length is the number of live
+// entries added.
+func (r *Restorer) Finish() (*Stream, error) {
+	if r.meta.Tail >= r.count || r.meta.Tail < -1 || (r.meta.Tail == -1) != (r.count == 0) {
+		return nil, fmt.Errorf("%w: tail node %d of %d nodes", ErrBadSnapshotNode, r.meta.Tail, r.count)
+	}
+	s := r.s
+	s.lastID = r.meta.LastID
+	s.entriesAdded = r.meta.EntriesAdded
+	s.maxDeleted = r.meta.MaxDeletedID
+	s.firstID = r.meta.FirstID
+	r.s = nil
+	return s, nil
+}
