@@ -12,10 +12,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 
+	"streamd/internal/testutil"
 	"streamd/replication/wire"
 	"streamd/streams"
 )
@@ -427,7 +429,7 @@ func TestWriteErrorIsMisconf(t *testing.T) {
 		}
 	}
 	fl.fail.Store(false)
-	eventually(t, 10e9, func() error {
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
 		_, err := s.Propose(xadd("s", "f", "ok2"))
 		return err
 	})

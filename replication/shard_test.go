@@ -8,31 +8,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 
 	"streamd/replication/wire"
 	"streamd/streams"
 )
-
-// eventually polls fn every tick until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %v", timeout, err)
-		}
-		<-tick.C
-	}
-}
 
 func xadd(key string, fv ...string) wire.XAdd {
 	c := wire.XAdd{Base: wire.Base{Key: key}, ID: streams.IDSpec{Auto: true}, Trim: wire.Trim{Limit: -1}}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"streamd/internal/testutil"
 )
 
 // mustDo runs a command and returns its rendered reply.
@@ -38,7 +40,7 @@ func blockedCount(t *testing.T, c *respConn) int {
 // waitBlocked polls until n clients are blocked.
 func waitBlocked(t *testing.T, c *respConn, n int) {
 	t.Helper()
-	eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if got := blockedCount(t, c); got != n {
 			return fmt.Errorf("blocked_clients = %d, want %d", got, n)
 		}
@@ -253,7 +255,7 @@ func TestClosedConnectionDropsWaiter(t *testing.T) {
 		t.Fatalf("Waiting = %d, want 1", n)
 	}
 	r.Close()
-	eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if n := srv.hub().waits.Waiting(0, "s"); n != 0 {
 			return fmt.Errorf("Waiting = %d after close", n)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/internal/testutil"
 	"streamd/replication/wire"
 )
 
@@ -112,7 +113,7 @@ func TestExpirySweep(t *testing.T) {
 		t.Fatalf("blocked reader got %s", got)
 	}
 	var pushes []string
-	eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+	testutil.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
 		pushes = append(pushes, pushesAfterPing(t, tr)...)
 		if len(pushes) == 0 {
 			return errNoPush

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"streamd/internal/testutil"
 )
 
 func TestMultiExecErrors(t *testing.T) {
@@ -107,7 +109,7 @@ func TestWatchExpiredKey(t *testing.T) {
 	mustDo(t, o, "XADD", "k", "1-1", "f", "v")
 	mustDo(t, o, "PEXPIRE", "k", "100")
 	mustDo(t, c, "WATCH", "k")
-	eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
+	testutil.Eventually(t, 5*time.Second, 10*time.Millisecond, func() error {
 		if got := mustDo(t, o, "EXISTS", "k"); got != "(integer) 0" {
 			return fmt.Errorf("EXISTS k = %s", got)
 		}

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"streamd/internal/testutil"
 	"streamd/replication"
 )
 
-// startTestServer runs an in-process server on 127.0.0.1:0 and returns its
-// address; it is closed when the test ends.
-func startTestServer(t *testing.T, mod func(*Config)) (*Server, string) {
+// startTestServer runs an in-process server over an in-memory shard on
+// 127.0.0.1:0 and returns it and its address; server and shard are closed
+// when the test ends.
+func startTestServer(t testing.TB, mod func(*Config)) (*Server, string) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Dir = t.TempDir()
@@ -25,14 +27,21 @@ func startTestServer(t *testing.T, mod func(*Config)) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(cfg, replication.NewShard(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	shard := replication.NewShard()
+	srv := New(cfg, shard, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {
 		srv.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("Serve did not return after Close")
 		}
+		shard.Close(false)
 	})
 	return srv, ln.Addr().String()
 }
@@ -284,7 +293,7 @@ func TestBlockedClient(t *testing.T) {
 	b := dial(t, addr)
 	id, _ := b.Do("CLIENT", "ID")
 	waitBlocked := func(n int64) {
-		eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+		testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
 			if got := srv.stats.blockedClients.Load(); got != n {
 				return fmt.Errorf("blocked_clients = %d, want %d", got, n)
 			}
@@ -314,7 +323,7 @@ func TestBlockedClient(t *testing.T) {
 	waitBlocked(1)
 	b.Close()
 	waitBlocked(0)
-	eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if n := len(srv.clientList()); n != 1 {
 			return fmt.Errorf("%d clients", n)
 		}

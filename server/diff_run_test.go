@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"streamd/internal/testutil"
 )
 
 // maxMismatchesPerRun bounds the mismatches reported for one script run
@@ -120,7 +122,7 @@ func (d *diffSide) blockedClients() (int, error) {
 }
 
 func TestDifferential(t *testing.T) {
-	requireTool(t, "redis-server")
+	testutil.RequireTool(t, "redis-server")
 	paths, err := filepath.Glob(filepath.Join("..", "testdata", "diff", "*.txt"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scripts in testdata/diff: %v", err)
@@ -213,7 +215,7 @@ func runDiffScript(t *testing.T, s *diffScript, proto int, redisAddr, streamdAdd
 		case "wait-blocked":
 			want, _ := strconv.Atoi(st.Args[0])
 			for _, d := range sides {
-				eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+				testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
 					n, err := d.blockedClients()
 					if err == nil && n != want {
 						err = fmt.Errorf("%s: blocked_clients %d, want %d (%s)", d.name, n, want, where(st))

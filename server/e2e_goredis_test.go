@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"streamd/internal/testutil"
 )
 
 // newGoRedis returns a go-redis client on addr speaking proto.
@@ -324,7 +326,7 @@ func goRedisBlocking(ctx context.Context, t *testing.T, addr string, proto int) 
 func waitBlockedClients(t *testing.T, ctx context.Context, c *redis.Client, n int) {
 	t.Helper()
 	want := fmt.Sprintf("blocked_clients:%d\r\n", n)
-	eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
 		info, err := c.Info(ctx, "clients").Result()
 		if err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"streamd/internal/testutil"
 )
 
 // TestSlowTrackingClient checks that a tracking client that stops reading
@@ -47,7 +49,7 @@ func TestSlowTrackingClient(t *testing.T) {
 			gone = !connected()
 		}
 	}
-	eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
 		if connected() {
 			return fmt.Errorf("client %s still connected", id)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/internal/testutil"
 	"streamd/replication"
 )
 
@@ -174,7 +175,7 @@ func TestPersistSaveBgsaveLastsaveInfo(t *testing.T) {
 
 	pdo(t, c, "XADD", "s", "*", "f", "after-save")
 	pexpect(t, c, "+Background saving started", "BGSAVE")
-	eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
 		f = pinfo(t, c, "persistence")
 		if f["rdb_bgsave_in_progress"] != "0" || f["rdb_saves"] != "2" {
 			return errors.New("bgsave still running: " + f["rdb_bgsave_in_progress"] + " saves " + f["rdb_saves"])

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/internal/testutil"
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/streams"
@@ -168,7 +169,7 @@ func TestPipelineProposesBeforeWaiting(t *testing.T) {
 	if err := a.SendRaw([]byte(b.String())); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, time.Millisecond, func() error {
+	testutil.Eventually(t, 10*time.Second, time.Millisecond, func() error {
 		for _, c := range d.srv.clientList() {
 			if c.isBlocked() && len(c.reqs) == n {
 				return nil

@@ -2,46 +2,10 @@ package server
 
 import (
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
-
-// startRedisR2F starts a real redis-server on the first free port of
-// 17900-17999 (the range reserved for these tests) and returns its address;
-// it is killed when the test ends. The test is skipped without redis-server
-// (failed under STREAMD_REQUIRE_REDIS, see requireTool).
-func startRedisR2F(t *testing.T) string {
-	t.Helper()
-	bin := requireTool(t, "redis-server")
-	dir := t.TempDir()
-	for port := 17900; port <= 17999; port++ {
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
-			"--logfile", filepath.Join(dir, fmt.Sprintf("redis-%d.log", port)))
-		dieWithParent(cmd)
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if err := waitPing(addr, exited, 10*time.Second); err == nil {
-			t.Cleanup(func() {
-				cmd.Process.Kill()
-				<-exited
-			})
-			return addr
-		}
-		cmd.Process.Kill()
-		<-exited
-	}
-	t.Fatal("redis-server did not start on any port of 17900-17999")
-	return ""
-}
 
 // diffPair runs the same commands on redis-server and streamd.
 type diffPair struct {
@@ -51,7 +15,7 @@ type diffPair struct {
 
 func newDiffPair(t *testing.T) *diffPair {
 	t.Helper()
-	raddr := startRedisR2F(t)
+	raddr := startRedis(t)
 	_, saddr := startTestServer(t, nil)
 	return &diffPair{t: t, redis: dial(t, raddr), ours: dial(t, saddr)}
 }
@@ -239,7 +203,7 @@ func trackingClient(t *testing.T, addr string) *respConn {
 // of the writing command (Redis's tracking_pending_keys), also for EXEC
 // and FLUSHALL, compared with redis-server.
 func TestTrackingPushOrderVsRedis(t *testing.T) {
-	raddr := startRedisR2F(t)
+	raddr := startRedis(t)
 	_, saddr := startTestServer(t, nil)
 	scripts := []struct {
 		name string

@@ -15,7 +15,7 @@ import (
 // keeps it, MULTI keeps it for the whole transaction), by comparing which
 // keys end up tracked with redis-server.
 func TestTrackingCachingNextCommandVsRedis(t *testing.T) {
-	raddr := startRedisR2F(t)
+	raddr := startRedis(t)
 	_, saddr := startTestServer(t, nil)
 	scripts := []struct {
 		name string
@@ -58,7 +58,7 @@ func TestTrackingCachingNextCommandVsRedis(t *testing.T) {
 // null], and a pipeline's own-write invalidations each follow their reply
 // right away, as in Redis.
 func TestTrackingOwnPushOrderWiredVsRedis(t *testing.T) {
-	raddr := startRedisR2F(t)
+	raddr := startRedis(t)
 	_, saddr := startTestServer(t, nil)
 	for _, sc := range []struct {
 		name      string

@@ -2,8 +2,8 @@ package server
 
 // Test utilities shared by the differential tests (diff_*_test.go) and the
 // end-to-end tests (e2e_*_test.go): a raw RESP2/RESP3 client that keeps the
-// reply's wire type, a polling helper, free-port selection and a real
-// redis-server launcher.
+// reply's wire type and a real redis-server launcher. Polling, free ports and
+// the tool rule are internal/testutil's.
 
 import (
 	"bufio"
@@ -12,70 +12,25 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"streamd/internal/testutil"
 )
-
-// eventually calls f every tick until it returns nil or timeout passes, then
-// fails the test with f's last error. It replaces sleeps that wait for state.
-func eventually(t testing.TB, timeout, tick time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", timeout, err)
-		}
-		time.Sleep(tick)
-	}
-}
-
-// freePort asks the kernel for a free loopback TCP port and releases it, so
-// a child process (redis-server, the streamd binary) can bind it.
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
-}
-
-// requireTool returns the path of an external tool, skipping the test when it
-// is absent unless STREAMD_REQUIRE_REDIS is set (CI), in which case the test
-// fails: CI installs redis-server and must never silently skip.
-func requireTool(t testing.TB, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("STREAMD_REQUIRE_REDIS") != "" {
-		t.Fatalf("%s not on PATH and STREAMD_REQUIRE_REDIS is set", name)
-	}
-	t.Skipf("%s not on PATH (install redis-server to run this test; CI sets STREAMD_REQUIRE_REDIS=1)", name)
-	return ""
-}
 
 // startRedis starts a fresh real redis-server on a free loopback port with
 // no persistence and returns its address; it is shut down when the test ends.
 func startRedis(t testing.TB) string {
 	t.Helper()
-	bin := requireTool(t, "redis-server")
+	bin := testutil.RequireTool(t, "redis-server")
 	dir := t.TempDir()
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		port := freePort(t)
+		port := testutil.FreePort(t)
 		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
 			"--logfile", filepath.Join(dir, "redis.log"))

@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -17,38 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"streamd/internal/testutil"
 )
-
-// requireTool returns the path of an external tool; without it the test is
-// skipped, unless STREAMD_REQUIRE_REDIS is set (CI), where it fails.
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("STREAMD_REQUIRE_REDIS") != "" {
-		t.Fatalf("%s not on PATH and STREAMD_REQUIRE_REDIS is set", name)
-	}
-	t.Skipf("%s not on PATH (install redis-server/redis-tools to run this test)", name)
-	return ""
-}
-
-// eventually calls f every tick until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout, tick time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", timeout, err)
-		}
-		time.Sleep(tick)
-	}
-}
 
 // ping sends an inline PING to addr and expects +PONG.
 func ping(addr string) error {
@@ -71,17 +41,6 @@ func ping(addr string) error {
 	return nil
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // cli runs redis-cli against port and returns its trimmed output.
 func cli(t *testing.T, bin string, port int, args ...string) string {
 	t.Helper()
@@ -93,8 +52,8 @@ func cli(t *testing.T, bin string, port int, args ...string) string {
 }
 
 func TestBinaryWithRedisTools(t *testing.T) {
-	cliBin := requireTool(t, "redis-cli")
-	benchBin := requireTool(t, "redis-benchmark")
+	cliBin := testutil.RequireTool(t, "redis-cli")
+	benchBin := testutil.RequireTool(t, "redis-benchmark")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "streamd")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -102,7 +61,7 @@ func TestBinaryWithRedisTools(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	var logs bytes.Buffer
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", filepath.Join(dir, "data"))
@@ -122,7 +81,7 @@ func TestBinaryWithRedisTools(t *testing.T) {
 			t.Logf("streamd output:\n%s", logs.String())
 		}
 	})
-	eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
+	testutil.Eventually(t, 20*time.Second, 20*time.Millisecond, func() error {
 		select {
 		case err := <-exited:
 			stopped = true

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"streamd/internal/testutil"
 )
 
 // TestMain removes the binary built by streamdBinary after all tests.
@@ -182,7 +184,7 @@ func startServer(t *testing.T, port int, dir string, extra ...string) *proc {
 // process exits first or timeout passes.
 func (s *proc) waitReady(timeout time.Duration) {
 	s.t.Helper()
-	eventually(s.t, timeout, 10*time.Millisecond, func() error {
+	testutil.Eventually(s.t, timeout, 10*time.Millisecond, func() error {
 		if s.exited() {
 			s.t.Fatalf("streamd exited before answering PING: %v\n%s", s.err, s.logs())
 		}
