@@ -218,7 +218,7 @@ func TestLockRefusesSecondOpen(t *testing.T) {
 // snapshot's directory) plus a few log entries after it.
 func savedDir(t *testing.T) (dir, snapDir string) {
 	dir = t.TempDir()
-	s, err := Open(Options{Dir: dir})
+	s, err := Open(Options{Dir: dir, LogStore: LogStoreBolt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -539,7 +539,7 @@ func BenchmarkProposePipelined50x16(b *testing.B) {
 // the state that was there: never a crash, never a different state.
 func TestRaftDBByteFlips(t *testing.T) {
 	dir := t.TempDir() // no snapshot: every entry is live in the log
-	s0, err := Open(Options{Dir: dir})
+	s0, err := Open(Options{Dir: dir, LogStore: LogStoreBolt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +547,7 @@ func TestRaftDBByteFlips(t *testing.T) {
 	if err := s0.Close(false); err != nil {
 		t.Fatal(err)
 	}
-	ref := mustOpen(t, Options{Dir: dir})
+	ref := mustOpen(t, Options{Dir: dir, LogStore: LogStoreBolt})
 	want := snapshotBytes(t, ref)
 	if err := ref.Close(false); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
 // Package replication is where writes are proposed: a Shard owns a keyspace
 // behind a single-node hashicorp/raft group. Every write is stamped with the
 // proposer's clock, packed with other concurrent writes into one log entry
-// (batcher.go), made durable in <dir>/raft.db (boltstore.go) and applied by
+// (batcher.go), made durable in <dir>/wal/ (walstore.go) or <dir>/raft.db
+// (boltstore.go), as Options.LogStore says, and applied by
 // the FSM (fsm.go) to the keyspace; the log is truncated behind snapshots in
 // <dir>/snapshots. Reads never go through the log.
 package replication
@@ -76,6 +77,11 @@ type Options struct {
 	Dir string
 	// Fsync is the appendfsync policy (default FsyncAlways).
 	Fsync FsyncPolicy
+	// LogStore is the on-disk log: LogStoreBolt (<dir>/raft.db) or
+	// LogStoreWAL (<dir>/wal/). "" means the store the data directory
+	// already holds, or DefaultLogStore for a new one; naming the other
+	// store than the one a directory holds is refused.
+	LogStore string
 	// SnapshotThreshold is the number of log entries between automatic
 	// snapshots (0 = DefaultSnapshotThreshold).
 	SnapshotThreshold uint64
@@ -97,8 +103,10 @@ type Shard struct {
 	raft    *raft.Raft
 	fsm     *fsm
 	batcher *batcher
-	store   *boltStore // nil in memory
-	lock    *dirLock   // nil in memory
+	store   logStore // nil in memory
+	// storePath names the log for messages (raft.db or the wal directory).
+	storePath string
+	lock      *dirLock // nil in memory
 
 	fsync     atomic.Int32 // FsyncPolicy
 	fsyncMu   sync.Mutex   // serialises SetFsync
@@ -192,8 +200,24 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		if s.lock, err = lockDir(opts.Dir); err != nil {
 			return nil, err
 		}
-		if s.store, err = openBoltStoreSafe(filepath.Join(opts.Dir, "raft.db"), opts.Fsync == FsyncEverySec); err != nil {
+		if opts.LogStore, err = chooseLogStore(opts.Dir, opts.LogStore); err != nil {
 			return nil, err
+		}
+		noSync := opts.Fsync == FsyncEverySec
+		if opts.LogStore == LogStoreWAL {
+			s.storePath = walDir(opts.Dir)
+			w, err := openWALStoreSafe(s.storePath, noSync, hlog)
+			if err != nil {
+				return nil, err
+			}
+			s.store = w
+		} else {
+			s.storePath = filepath.Join(opts.Dir, "raft.db")
+			b, err := openBoltStoreSafe(s.storePath, noSync)
+			if err != nil {
+				return nil, err
+			}
+			s.store = b
 		}
 		fss, err := raft.NewFileSnapshotStoreWithLogger(opts.Dir, 2, hlog)
 		if err != nil {
@@ -293,6 +317,15 @@ func (s *Shard) Query(q wire.Query) (any, error) {
 	return s.ks.Query(q, now)
 }
 
+// LogStore returns the log store in use (LogStoreWAL or LogStoreBolt; "" for
+// an in-memory shard).
+func (s *Shard) LogStore() string {
+	if s.store == nil {
+		return ""
+	}
+	return s.opts.LogStore
+}
+
 // NodeMaxEntries returns the keyspace's stream-node-max-entries (CONFIG GET).
 func (s *Shard) NodeMaxEntries() int {
 	s.mu.RLock()
@@ -368,7 +401,7 @@ func (s *Shard) syncLoop() {
 		if FsyncPolicy(s.fsync.Load()) == FsyncEverySec {
 			if err := s.store.Sync(); err != nil {
 				s.syncErr.Store(&err)
-				s.opts.Logger.Error("fsync of the log failed", "file", s.store.path, "err", err)
+				s.opts.Logger.Error("fsync of the log failed", "file", s.storePath, "err", err)
 			} else {
 				s.syncErr.Store(nil)
 			}

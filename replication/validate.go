@@ -12,7 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/hashicorp/raft-wal/metadb"
 	bolt "go.etcd.io/bbolt"
 
 	"streamd/replication/state"
@@ -38,7 +40,7 @@ type snapshotDirMeta struct {
 // validate checks the newest snapshot in dir/snapshots and every log entry
 // after it in store. It returns the decoded snapshot (nil if there is none)
 // for the FSM to restore without decoding it again.
-func validate(dir string, store *boltStore, fss *raft.FileSnapshotStore) (*state.Keyspace, error) {
+func validate(dir string, store logStore, fss *raft.FileSnapshotStore) (*state.Keyspace, error) {
 	metas, err := readSnapshotMetas(filepath.Join(dir, "snapshots"))
 	if err != nil {
 		return nil, err
@@ -50,8 +52,8 @@ func validate(dir string, store *boltStore, fss *raft.FileSnapshotStore) (*state
 		// raft writes its term to the log database before any snapshot
 		// exists: a snapshot without it means raft.db was lost or replaced,
 		// and with it every entry after the snapshot.
-		if _, err := store.GetUint64(keyCurrentTerm); err != nil {
-			return nil, corruptError(store.path, "has no raft state but snapshot %s exists: the log was lost or replaced, so the writes after that snapshot are missing", m.ID)
+		if v, err := store.Get(keyCurrentTerm); err != nil || len(v) == 0 {
+			return nil, corruptError(stableStorePath(store), "has no raft state but snapshot %s exists: the log was lost or replaced, so the writes after that snapshot are missing", m.ID)
 		}
 		snapIdx = m.Index
 		statePath := filepath.Join(dir, "snapshots", m.ID, "state.bin")
@@ -65,7 +67,15 @@ func validate(dir string, store *boltStore, fss *raft.FileSnapshotStore) (*state
 			return nil, corruptError(statePath, "cannot load snapshot %s: %v", m.ID, err)
 		}
 	}
-	if err := validateLog(store, snapIdx); err != nil {
+	switch st := store.(type) {
+	case *boltStore:
+		err = validateLog(st, snapIdx)
+	case *walStore:
+		err = validateWALLog(st, snapIdx)
+	default:
+		err = fmt.Errorf("unknown log store %T", store)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return ks, nil
@@ -163,6 +173,66 @@ func validateLog(store *boltStore, snapIdx uint64) (err error) {
 		}
 		return nil
 	})
+}
+
+// stableStorePath names the file holding store's raft state.
+func stableStorePath(store logStore) string {
+	if w, ok := store.(*walStore); ok {
+		return filepath.Join(w.dir, metadb.FileName)
+	}
+	return store.(*boltStore).path
+}
+
+// validateWALLog checks that the wal log continues the snapshot at snapIdx
+// without a gap and that every entry after it reads and, for command
+// entries, decodes. checkWALFiles has already checked every batch's CRC.
+func validateWALLog(store *walStore, snapIdx uint64) error {
+	first, err := store.FirstIndex()
+	if err != nil {
+		return corruptError(store.dir, "cannot read the log: %v", err)
+	}
+	last, err := store.LastIndex()
+	if err != nil {
+		return corruptError(store.dir, "cannot read the log: %v", err)
+	}
+	if last == 0 {
+		if snapIdx > 0 {
+			return corruptError(store.dir, "log is empty but the newest snapshot ends at entry %d (the log was lost or replaced)", snapIdx)
+		}
+		if v, _ := store.Get(keyCurrentTerm); len(v) != 0 {
+			return corruptError(store.dir, "log is empty but raft state exists: the log segments were lost (or the very first start crashed before writing anything; then remove %s)", store.dir)
+		}
+		return nil
+	}
+	if snapIdx == 0 && first != 1 {
+		return corruptError(store.dir, "log starts at entry %d but there is no snapshot before it", first)
+	}
+	if first > snapIdx+1 {
+		return corruptError(store.dir, "log starts at entry %d but the newest snapshot ends at %d (entries missing)", first, snapIdx)
+	}
+	for idx := max(first, snapIdx+1); idx <= last; idx++ {
+		var l raft.Log
+		if err := store.GetLog(idx, &l); err != nil {
+			return corruptError(store.dir, "log entry %d does not read: %v", idx, err)
+		}
+		if l.Index != idx {
+			return corruptError(store.dir, "log entry %d reads back as entry %d", idx, l.Index)
+		}
+		if l.Type == raft.LogCommand {
+			if _, err := wire.DecodeEntry(l.Data); err != nil {
+				return corruptError(store.dir, "log entry %d does not decode: %v", idx, err)
+			}
+		}
+	}
+	return nil
+}
+
+// openWALStoreSafe checks the wal files (checkWALFiles) and opens the store.
+func openWALStoreSafe(dir string, noSync bool, log hclog.Logger) (*walStore, error) {
+	if err := checkWALFiles(dir); err != nil {
+		return nil, err
+	}
+	return openWALStore(dir, noSync, log)
 }
 
 // openBoltStoreSafe opens raft.db, first checking that the file is as long

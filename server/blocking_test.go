@@ -144,7 +144,19 @@ func TestXReadBlockTimeoutAndDeadlineKept(t *testing.T) {
 }
 
 func TestOneEntryOneGroupConsumer(t *testing.T) {
-	_, addr := startTestServer(t, nil)
+	srv, addr := startTestServer(t, nil)
+	// roundDone waits until the unblocker has offered the last change to
+	// every waiter: entries that arrive one at a time are then served
+	// strictly in arrival order (a change landing mid-round may be taken by
+	// a waiter already retrying).
+	roundDone := func() {
+		testutil.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+			if !srv.hub().waits.Idle() {
+				return fmt.Errorf("unblocker still serving")
+			}
+			return nil
+		})
+	}
 	w := dial(t, addr)
 	mustDo(t, w, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
 	const n = 4
@@ -162,6 +174,7 @@ func TestOneEntryOneGroupConsumer(t *testing.T) {
 		t.Fatalf("reader 0 got %s", got)
 	}
 	waitBlocked(t, w, n-1)
+	roundDone()
 	if got := mustDo(t, w, "XPENDING", "s", "g"); got != `[(integer) 1, "1-1", "1-1", [["c0", "1"]]]` {
 		t.Fatalf("XPENDING %s", got)
 	}
@@ -172,6 +185,7 @@ func TestOneEntryOneGroupConsumer(t *testing.T) {
 		if got := receive(t, readers[i]); got != `[["s", [["`+id+`", ["f", "v"]]]]]` {
 			t.Fatalf("reader %d got %s", i, got)
 		}
+		roundDone()
 	}
 	waitBlocked(t, w, 0)
 }

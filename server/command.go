@@ -31,6 +31,10 @@ type Command struct {
 	// Planner turns a keyspace command's arguments into a Plan; a non-nil
 	// Reply is an argument error, answered as is.
 	Planner func(c *Client, args [][]byte) (*Plan, Reply)
+
+	// write and blocking cache the "write" and "blocking" Flags for the
+	// per-request pipelining check; newCommandTable sets them.
+	write, blocking bool
 }
 
 // Plan is what a keyspace command becomes: the engine operation and the

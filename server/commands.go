@@ -32,6 +32,9 @@ func newCommandTable(cmds []*Command) *commandTable {
 		}
 		t.byName[c.Name] = c
 		t.sorted = append(t.sorted, c)
+		for _, x := range append([]*Command{c}, c.Subcommands...) {
+			x.write, x.blocking = hasFlag(x, "write"), hasFlag(x, "blocking")
+		}
 		sort.Slice(c.Subcommands, func(i, j int) bool { return c.Subcommands[i].Name < c.Subcommands[j].Name })
 	}
 	sort.Slice(t.sorted, func(i, j int) bool { return t.sorted[i].Name < t.sorted[j].Name })
@@ -44,6 +47,27 @@ func (t *commandTable) get(name string) *Command {
 		return c
 	}
 	return t.byName[strings.ToLower(name)]
+}
+
+// getBytes is get for a request's first argument. A short ASCII name is
+// lower-cased in a stack buffer, so finding "XADD" allocates nothing;
+// anything else goes through get.
+func (t *commandTable) getBytes(name []byte) *Command {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return t.get(string(name))
+	}
+	lower := buf[:len(name)]
+	for i, ch := range name {
+		switch {
+		case ch >= 0x80:
+			return t.get(string(name)) // strings.ToLower's Unicode rules
+		case ch >= 'A' && ch <= 'Z':
+			ch += 'a' - 'A'
+		}
+		lower[i] = ch
+	}
+	return t.byName[string(lower)]
 }
 
 // sub finds a subcommand of a container by its own name ("create" for

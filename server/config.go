@@ -45,6 +45,12 @@ type Config struct {
 	// acknowledged once its log entry is fsynced) or "everysec" (the log
 	// is fsynced once a second; a machine crash may lose the last second).
 	AppendFsync string
+	// LogStore is "log-store": where the log lives, "wal" (hashicorp/raft-wal
+	// segments in dir/wal/, one fsync per append) or "bolt" (dir/raft.db,
+	// two fsyncs per append). Empty means the store the data directory
+	// already holds, or the default for a new one; after start it holds the
+	// store in use. Read from the file or the command line only.
+	LogStore string
 }
 
 // DefaultConfig returns Redis's defaults: 127.0.0.1:6379, dir ./data,
@@ -206,6 +212,16 @@ var configParams = func() []*configParam {
 				return sh.SetFsync(p)
 			}},
 		constParam("cluster-enabled", "no"),
+		{name: "log-store", get: func(c *Config) string { return c.LogStore },
+			set: func(c *Config, v string) error {
+				ls, err := replication.ParseLogStore(strings.ToLower(v))
+				if err != nil {
+					return errors.New("argument(s) must be one of the following: wal, bolt")
+				}
+				c.LogStore = ls
+				return nil
+			},
+			immutable: true},
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps

@@ -57,10 +57,15 @@ type Client struct {
 	tx    *txState
 	track *trackState
 
-	// reqs carries the requests the reader parsed and the connection
-	// goroutine has not run yet (its length is the pipelined backlog). Set
-	// by accept before the connection goroutine starts.
-	reqs chan request
+	// reqs carries the requests the reader parsed, in batches: each batch
+	// is what one read brought in (every complete request already
+	// buffered, at most maxPipeline), so the connection goroutine is woken
+	// once per batch and knows where a client's pipeline ends. Set by
+	// accept before the connection goroutine starts.
+	reqs chan []request
+	// backlog counts the requests the reader parsed that the connection
+	// goroutine has not started yet (the pipelined backlog).
+	backlog atomic.Int64
 }
 
 // BlockResult says why WaitBlocked returned.
@@ -191,11 +196,17 @@ type request struct {
 	err  error
 }
 
+// reqQueue is how many batches the reader may parse ahead of the
+// connection goroutine: as many as it could hand over single requests
+// before batching, so a blocked client's close is seen as early as then.
+const reqQueue = maxPipeline
+
 // serveClient runs a connection: a reader goroutine parses requests (so a
 // close is seen even while a command is blocked), this goroutine runs them
-// in order and flushes when no pipelined request is waiting. Consecutive
-// plain writes of a pipeline are proposed together and answered in order
-// (see pipeline); anything else first drains them.
+// in order and flushes when no pipelined request is waiting: once per batch
+// the reader handed over, so a pipeline's replies leave in one write.
+// Consecutive plain writes of a pipeline are proposed together and answered
+// in order (see pipeline); anything else first drains them.
 func (s *Server) serveClient(c *Client) {
 	defer s.wg.Done()
 	reqs := c.reqs
@@ -208,26 +219,33 @@ func (s *Server) serveClient(c *Client) {
 		c.nc.Close()
 		s.removeClient(c)
 	}()
-	for req := range reqs {
-		if req.err != nil {
-			pl.drain()
-			var pe protocolError
-			if errors.As(req.err, &pe) {
-				s.stats.errorReply("ERR")
-				c.reply(ErrorReply("ERR " + pe.Error()))
-				c.flush()
-				s.log.Debug("protocol error", "client", c.id, "addr", c.addr, "err", pe.Error())
+	for batch := range reqs {
+		// One clock read per batch: the start of its pipelined writes
+		// (everything else reads the clock itself, see dispatchIn).
+		now := time.Now()
+		for i, req := range batch {
+			c.backlog.Add(-1)
+			if req.err != nil {
+				pl.drain()
+				var pe protocolError
+				if errors.As(req.err, &pe) {
+					s.stats.errorReply("ERR")
+					c.reply(ErrorReply("ERR " + pe.Error()))
+					c.flush()
+					s.log.Debug("protocol error", "client", c.id, "addr", c.addr, "err", pe.Error())
+				}
+				return
 			}
-			return
-		}
-		s.dispatchIn(c, req.args, pl)
-		if c.quit {
-			pl.drain()
-			c.flush()
-			return
-		}
-		if len(reqs) == 0 || pl.full() {
-			pl.drain()
+			s.dispatchIn(c, req.args, pl, now)
+			batch[i] = request{} // let the arguments go
+			if c.quit {
+				pl.drain()
+				c.flush()
+				return
+			}
+			if pl.full() || (i == len(batch)-1 && len(reqs) == 0) {
+				pl.drain()
+			}
 		}
 		if len(reqs) == 0 {
 			if c.flush() != nil {
@@ -240,13 +258,25 @@ func (s *Server) serveClient(c *Client) {
 // readLoop parses requests and hands them to the connection goroutine. It
 // closes c.closed and reqs when reading ends. With "timeout" set, a client
 // idle that long is closed unless it is blocked (Redis exempts those).
-func (c *Client) readLoop(reqs chan<- request) {
+// After each read that may block it also takes every complete request
+// already buffered (without blocking on a partial one) and hands them over
+// as one batch.
+func (c *Client) readLoop(reqs chan<- []request) {
 	defer close(reqs)
 	defer close(c.closed)
 	s := c.srv
 	rr := newRequestReader(c.nc,
 		func() int64 { return s.config().ProtoMaxBulkLen },
 		func() bool { return c.authed.Load() || s.config().RequirePass == "" })
+	send := func(batch []request) bool {
+		c.backlog.Add(int64(len(batch)))
+		select {
+		case reqs <- batch:
+			return true
+		case <-c.stop:
+			return false
+		}
+	}
 	for {
 		if t := s.config().Timeout; t > 0 {
 			c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
@@ -259,17 +289,21 @@ func (c *Client) readLoop(reqs chan<- request) {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				var pe protocolError
 				if errors.As(err, &pe) {
-					select {
-					case reqs <- request{err: err}:
-					case <-c.stop:
-					}
+					send([]request{{err: err}})
 				}
 			}
 			return
 		}
-		select {
-		case reqs <- request{args: args}:
-		case <-c.stop:
+		batch := make([]request, 1, 8)
+		batch[0].args = args
+		for len(batch) < maxPipeline && rr.Buffered() > 0 {
+			more, ok := rr.readBuffered()
+			if !ok {
+				break
+			}
+			batch = append(batch, request{args: more})
+		}
+		if !send(batch) {
 			return
 		}
 	}

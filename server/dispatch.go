@@ -12,14 +12,17 @@ import (
 // reply, recording commandstats and errorstats. It is the one place replies
 // are written (handlers return Reply values), mirroring Redis's
 // processCommand checks in the same order and with the same texts.
-func (s *Server) dispatch(c *Client, args [][]byte) { s.dispatchIn(c, args, nil) }
+func (s *Server) dispatch(c *Client, args [][]byte) { s.dispatchIn(c, args, nil, time.Time{}) }
 
 // dispatchIn is dispatch on a connection with a pipeline (nil: none). A
 // plain write (see pipelinable) is proposed and left pending in pl, its
 // reply written when pl drains; every other request drains pl first, so
 // replies keep request order and a read sees the writes sent before it.
-func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline) {
-	start := time.Now()
+// batchStart, if set, is when the connection goroutine took up the batch
+// of requests this one came in: a pipelined write is timed from it (its
+// reply waits for the batch anyway), saving a clock read per write; every
+// other command reads the clock itself.
+func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart time.Time) {
 	cmd, rej := s.lookup(args)
 	// CLIENT CACHING's answer lasts for the next command, whatever it is.
 	defer s.trackingAfterCommand(c, cmd)
@@ -28,15 +31,24 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline) {
 		s.reject(c, cmd, rej)
 		return
 	}
+	piped := pl != nil && pipelinable(c, cmd)
+	start := batchStart
+	if !piped || start.IsZero() {
+		start = time.Now()
+	}
 	c.mu.Lock()
 	c.lastCmd = cmd.Name
 	c.lastActive = start
 	c.inCommand = true
 	c.mu.Unlock()
+	var end time.Time // when the command finished, if known
 	defer func() {
+		if end.IsZero() {
+			end = time.Now()
+		}
 		c.mu.Lock()
 		c.inCommand = false
-		c.lastActive = time.Now()
+		c.lastActive = end
 		c.mu.Unlock()
 	}()
 
@@ -48,11 +60,12 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline) {
 		s.reject(c, cmd, ErrorReply("NOAUTH Authentication required."))
 		return
 	}
-	if pl != nil && pipelinable(c, cmd) {
+	if piped {
 		p, r := cmd.Planner(c, args)
 		if r == nil && p.Block == nil {
 			if op, ok := p.Op.(wire.Command); ok {
 				pl.add(cmd, start, p, op)
+				end = start // proposed; its reply comes when pl drains
 				return
 			}
 		}
@@ -60,7 +73,7 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline) {
 		if r == nil {
 			r = s.runPlan(c, p)
 		}
-		s.finish(c, cmd, start, r)
+		end = s.finish(c, cmd, start, r)
 		return
 	}
 	pl.drain()
@@ -77,23 +90,31 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline) {
 	} else {
 		r = s.runPlanner(c, cmd, args)
 	}
-	s.finish(c, cmd, start, r)
+	end = s.finish(c, cmd, start, r)
 }
 
 // finish records a command that ran and writes its reply (none for
-// noReply: SHUTDOWN's connection just closes).
-func (s *Server) finish(c *Client, cmd *Command, start time.Time, r Reply) {
-	s.noteCall(cmd, start, r)
+// noReply: SHUTDOWN's connection just closes). It returns when the command
+// finished (for the client's last-interaction time).
+func (s *Server) finish(c *Client, cmd *Command, start time.Time, r Reply) time.Time {
+	end := time.Now()
+	s.noteCallDur(cmd, end.Sub(start), r)
 	if _, none := r.(noReply); !none {
 		c.reply(r)
 	}
+	return end
 }
 
 // noteCall records a command that ran (commandstats, total_commands_processed,
 // errorstats for an error reply). EXEC calls it for each queued command.
 func (s *Server) noteCall(cmd *Command, start time.Time, r Reply) {
+	s.noteCallDur(cmd, time.Since(start), r)
+}
+
+// noteCallDur is noteCall with the command's duration already measured.
+func (s *Server) noteCallDur(cmd *Command, d time.Duration, r Reply) {
 	e, failed := r.(ErrorReply)
-	s.stats.called(cmd.Name, time.Since(start), failed)
+	s.stats.called(cmd.Name, d, failed)
 	if failed {
 		s.stats.errorReply(string(e))
 	}
@@ -115,7 +136,7 @@ func (s *Server) reject(c *Client, cmd *Command, r ErrorReply) {
 // On failure it returns the command found so far (for rejected_calls; nil
 // when unknown) and Redis's error.
 func (s *Server) lookup(args [][]byte) (*Command, ErrorReply) {
-	cmd := s.cmds.get(string(args[0]))
+	cmd := s.cmds.getBytes(args[0])
 	if cmd == nil {
 		return nil, unknownCommandError(args)
 	}

@@ -67,7 +67,7 @@ func newPipeline(s *Server, c *Client) *pipeline {
 // batch's earlier writes are applied); planners only parse, except
 // XREADGROUP's, which is a blocking command and excluded.
 func pipelinable(c *Client, cmd *Command) bool {
-	if cmd.Planner == nil || !hasFlag(cmd, "write") || hasFlag(cmd, "blocking") {
+	if cmd.Planner == nil || !cmd.write || cmd.blocking {
 		return false
 	}
 	return c.tx == nil || (!c.tx.multi && len(c.tx.watched) == 0)
@@ -105,9 +105,10 @@ func (pl *pipeline) drain() {
 	}
 	pl.hub.writeMu.RUnlock()
 	pl.hub = nil
+	now := time.Now() // one clock read for the batch's commandstats
 	for i, call := range pl.calls {
 		r := call.plan.Format(outs[i].res, outs[i].err)
-		s.noteCall(call.cmd, call.start, r)
+		s.noteCallDur(call.cmd, now.Sub(call.start), r)
 		pl.c.reply(r)
 		s.notify(pl.c, outs[i].e)
 		// The client's own invalidations (held by notify until its

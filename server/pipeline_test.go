@@ -171,7 +171,7 @@ func TestPipelineProposesBeforeWaiting(t *testing.T) {
 	}
 	testutil.Eventually(t, 10*time.Second, time.Millisecond, func() error {
 		for _, c := range d.srv.clientList() {
-			if c.isBlocked() && len(c.reqs) == n {
+			if c.isBlocked() && c.backlog.Load() == n {
 				return nil
 			}
 		}

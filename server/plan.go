@@ -134,8 +134,15 @@ func effectsOf(cmd wire.Command, res any, err error, e *keyEffects) {
 	switch c := cmd.(type) {
 	case wire.XAdd:
 		if err == nil && res != nil {
-			e.modified = append(e.modified, c.Key)
-			e.ready = append(e.ready, c.Key)
+			if len(e.modified) == 0 && len(e.ready) == 0 {
+				// The common case, one allocation: both lists are
+				// only read (and an append to a full slice copies).
+				k := []string{c.Key}
+				e.modified, e.ready = k, k
+			} else {
+				e.modified = append(e.modified, c.Key)
+				e.ready = append(e.ready, c.Key)
+			}
 		}
 	case wire.XDel, wire.XTrim:
 		if err == nil && n > 0 {

@@ -17,6 +17,12 @@ package server
 //	NullArray     RESP2 *-1, RESP3 _
 //	Verbatim      RESP3 =N txt:..., RESP2 a bulk string
 //	Push          RESP3 >N (out-of-band), RESP2 an array
+//	IDBulk        a stream ID as a bulk string "ms-seq"
+//	EntryReply    a stream entry: [id, [field, value, ...]] (see xreply.go)
+//
+// IDBulk and EntryReply render what Bulk and Array values would; they exist
+// so the hottest replies (XADD's ID, the entries of XREADGROUP and XRANGE)
+// need one allocation instead of one per ID digit run and per field.
 type Reply interface{}
 
 // SimpleString is a status reply.

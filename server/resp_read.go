@@ -65,6 +65,10 @@ func (rr *requestReader) ReadCommand() ([][]byte, error) {
 		}
 		var args [][]byte
 		if b[0] == '*' {
+			var ok bool
+			if args, ok = rr.readBuffered(); ok {
+				return args, nil
+			}
 			args, err = rr.readMultibulk()
 		} else {
 			args, err = rr.readInline()
@@ -76,6 +80,92 @@ func (rr *requestReader) ReadCommand() ([][]byte, error) {
 			return args, nil
 		}
 	}
+}
+
+// Fast path limits: a request taken whole from the buffer has at most
+// fastMaxArgs arguments (larger ones take the general path), and only a
+// bulk longer than minProtoMaxBulkLen, the smallest proto-max-bulk-len
+// CONFIG SET and the config file accept, needs the setting read.
+const (
+	fastMaxArgs        = 1024
+	minProtoMaxBulkLen = 1 << 20
+)
+
+// readBuffered parses one multibulk request if all of it is already in the
+// read buffer and it has the common well-formed shape ("\r\n" line ends,
+// plain decimal lengths, within every limit); it then consumes it and
+// returns its arguments, which share one new allocation (each capped at its
+// length, so an append to one cannot reach the next). Otherwise it consumes
+// nothing and returns false, never blocking: ReadCommand's general path
+// reads the request and gives Redis's exact errors.
+func (rr *requestReader) readBuffered() ([][]byte, bool) {
+	b, _ := rr.r.Peek(rr.r.Buffered())
+	if len(b) < 4 || b[0] != '*' {
+		return nil, false
+	}
+	n, p, ok := parseLenCRLF(b, 1)
+	if !ok || n <= 0 || n > fastMaxArgs {
+		return nil, false
+	}
+	authed := true
+	if n > unauthMultibulkMax || len(b) > unauthBulkMax {
+		// Only a request that could exceed the unauthenticated limits
+		// needs to know; the check costs a config read.
+		authed = rr.authed()
+		if n > unauthMultibulkMax && !authed {
+			return nil, false
+		}
+	}
+	maxBulk := int64(-1) // read lazily: most arguments are far below any limit
+	start, total := p, 0
+	for i := 0; i < n; i++ {
+		if p >= len(b) || b[p] != '$' {
+			return nil, false
+		}
+		size, q, ok := parseLenCRLF(b, p+1)
+		if !ok || q+size+2 > len(b) {
+			return nil, false
+		}
+		if size > unauthBulkMax && !authed {
+			return nil, false
+		}
+		if size > minProtoMaxBulkLen {
+			if maxBulk < 0 {
+				maxBulk = rr.maxBulk()
+			}
+			if int64(size) > maxBulk {
+				return nil, false
+			}
+		}
+		p = q + size + 2 // Redis skips the two bytes after a bulk unchecked
+		total += size
+	}
+	buf := make([]byte, total)
+	args := make([][]byte, n)
+	off := 0
+	for i, q := 0, start; i < n; i++ {
+		size, d, _ := parseLenCRLF(b, q+1)
+		copy(buf[off:], b[d:d+size])
+		args[i] = buf[off : off+size : off+size]
+		off += size
+		q = d + size + 2
+	}
+	rr.r.Discard(p)
+	return args, true
+}
+
+// parseLenCRLF parses the decimal length starting at b[i] (1 to 9 digits, no
+// sign) and the "\r\n" after it; it returns the length and the index after
+// the "\n", or false if b holds anything else there or ends first.
+func parseLenCRLF(b []byte, i int) (n, next int, ok bool) {
+	j := i
+	for ; j < len(b) && j-i < 10 && b[j] >= '0' && b[j] <= '9'; j++ {
+		n = n*10 + int(b[j]-'0')
+	}
+	if j == i || j-i > 9 || j+1 >= len(b) || b[j] != '\r' || b[j+1] != '\n' {
+		return 0, 0, false
+	}
+	return n, j + 2, true
 }
 
 // readLine reads up to "\n" (without it, and without a "\r" before it),

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"streamd/streams"
 )
 
 // appendReply renders r in the given protocol (2 or 3). This is the one
@@ -69,6 +71,19 @@ func appendReply(b []byte, r Reply, proto int) []byte {
 			return appendBulk(b, '=', append([]byte("txt:"), v...))
 		}
 		return appendBulk(b, '$', []byte(v))
+	case IDBulk:
+		return appendIDBulk(b, streams.ID(v))
+	case EntryReply:
+		b = append(b, '*', '2', '\r', '\n')
+		b = appendIDBulk(b, v.ID)
+		if v.Fields == nil {
+			return appendNull(b, proto, '*')
+		}
+		b = appendHeader(b, '*', len(v.Fields))
+		for _, f := range v.Fields {
+			b = appendBulk(b, '$', f)
+		}
+		return b
 	case Null:
 		return appendNull(b, proto, '$')
 	case NullArray:
@@ -95,6 +110,14 @@ func appendNull(b []byte, proto int, resp2 byte) []byte {
 		return append(b, '_', '\r', '\n')
 	}
 	return append(b, resp2, '-', '1', '\r', '\n')
+}
+
+// appendIDBulk writes id as the bulk string "ms-seq" without building the
+// string first.
+func appendIDBulk(b []byte, id streams.ID) []byte {
+	var digits [41]byte // two uint64s (20 digits each) and the dash
+	s := id.Append(digits[:0])
+	return appendBulk(b, '$', s)
 }
 
 func appendHeader(b []byte, t byte, n int) []byte {

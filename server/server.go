@@ -165,7 +165,7 @@ func (s *Server) accept(nc net.Conn) {
 	default:
 	}
 	c := newClient(s, nc, s.nextClientID.Add(1), cfg.RequirePass == "")
-	c.reqs = make(chan request, maxPipeline)
+	c.reqs = make(chan []request, reqQueue)
 	s.clients[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()

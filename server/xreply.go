@@ -11,8 +11,18 @@ import (
 
 // idReply is an ID as Redis's addReplyStreamID sends it: a bulk "ms-seq".
 func idReply(id streams.ID) Reply {
-	return Bulk(id.Append(nil))
+	return IDBulk(id)
 }
+
+// IDBulk is a stream ID sent as a bulk string "ms-seq" (Redis's
+// addReplyStreamID), rendered straight into the output.
+type IDBulk streams.ID
+
+// EntryReply is a stream entry sent as [id, [field, value, ...]], or
+// [id, null array] when Fields is nil (an entry deleted while pending, as
+// Redis's streamReplyWithRangeFromConsumerPEL sends it). It renders what
+// Array{IDBulk, Array{Bulk...}} would, in one value.
+type EntryReply streams.Entry
 
 // idsReply is an array of IDs (XCLAIM/XAUTOCLAIM JUSTID, XAUTOCLAIM's
 // deleted IDs).
@@ -28,14 +38,7 @@ func idsReply(ids []streams.ID) Reply {
 // Fields was deleted while pending: Redis sends its ID and a null array
 // (streamReplyWithRangeFromConsumerPEL).
 func entryReply(e streams.Entry) Reply {
-	if e.Fields == nil {
-		return Array{idReply(e.ID), NullArray{}}
-	}
-	fields := make(Array, len(e.Fields))
-	for i, f := range e.Fields {
-		fields[i] = Bulk(f)
-	}
-	return Array{idReply(e.ID), fields}
+	return EntryReply(e)
 }
 
 // entriesReply is an array of entries, always an array (empty, not null,

@@ -172,19 +172,22 @@ func boltMeta(t *testing.T, file string) (pageSize, hwm int64) {
 }
 
 // preparedDir makes a data directory through two clean runs (workload
-// halves, SIGTERM after each), so it holds two snapshots and raft.db.
-func preparedDir(t *testing.T) string {
+// halves, SIGTERM after each) on the given log store ("bolt": raft.db,
+// "wal": wal/), so it holds two snapshots and the log. Later starts pass no
+// --log-store: the binary must pick the store the directory holds.
+func preparedDir(t *testing.T, store string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "prepared")
 	port := pickPort(t)
-	s := startReady(t, port, dir)
+	s := startReady(t, port, dir, "--log-store", store)
 	runWorkload(t, port, 0)
 	s.terminate()
 	s = startReady(t, port, dir)
 	runWorkload(t, port, 1)
 	s.terminate()
-	if _, err := os.Stat(filepath.Join(dir, "raft.db")); err != nil {
-		t.Fatalf("no raft.db after a clean run: %v", err)
+	logFile := map[string]string{"bolt": "raft.db", "wal": filepath.Join("wal", "wal-meta.db")}[store]
+	if _, err := os.Stat(filepath.Join(dir, logFile)); err != nil {
+		t.Fatalf("no %s after a clean run: %v", logFile, err)
 	}
 	if n := len(snapshotDirs(t, dir)); n < 2 {
 		t.Logf("note: %d snapshot(s) after two clean runs", n)
@@ -231,11 +234,19 @@ func expectRefusal(t *testing.T, dir string, want ...string) {
 	}
 }
 
+// TestCorruptionRefusal damages snapshots and the log, on each log store.
 func TestCorruptionRefusal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restarts the binary many times")
 	}
-	prepared := preparedDir(t)
+	for _, store := range []string{"wal", "bolt"} {
+		t.Run(store, func(t *testing.T) { corruptionRefusal(t, store) })
+	}
+}
+
+// corruptionRefusal runs the corruption cases on one log store.
+func corruptionRefusal(t *testing.T, store string) {
+	prepared := preparedDir(t, store)
 
 	// Control: an undamaged copy starts and has the data.
 	t.Run("control", func(t *testing.T) {
@@ -288,6 +299,12 @@ func TestCorruptionRefusal(t *testing.T) {
 			truncateTo(t, meta, info.Size()/2)
 			return filepath.Base(snap)
 		}, snapReason + `|meta|json`},
+	}
+	boltCases := []struct {
+		name   string
+		damage func(t *testing.T, dir string) (fileName string)
+		reason string
+	}{
 		{"raftdb-truncated", func(t *testing.T, dir string) string {
 			db := filepath.Join(dir, "raft.db")
 			ps, hwm := boltMeta(t, db)
@@ -306,6 +323,51 @@ func TestCorruptionRefusal(t *testing.T) {
 			return "raft.db"
 		}, `checksum|invalid|corrupt|crc|mismatch`},
 	}
+	walCases := []struct {
+		name   string
+		damage func(t *testing.T, dir string) (fileName string)
+		reason string
+	}{
+		{"wal-segment-truncated", func(t *testing.T, dir string) string {
+			seg := tailSegment(t, dir)
+			b, err := os.ReadFile(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(bytes.TrimRight(b, "\x00"))
+			truncateTo(t, seg, int64(n/2))
+			return filepath.Base(seg)
+		}, `truncat`},
+		{"wal-segment-truncated-at-data-end", func(t *testing.T, dir string) string {
+			// Cut exactly after the written data: every record is intact,
+			// but the file is shorter than it was preallocated.
+			seg := tailSegment(t, dir)
+			b, err := os.ReadFile(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			truncateTo(t, seg, int64(len(bytes.TrimRight(b, "\x00"))))
+			return filepath.Base(seg)
+		}, `truncat`},
+		{"wal-segment-missing", func(t *testing.T, dir string) string {
+			seg := tailSegment(t, dir)
+			if err := os.Remove(seg); err != nil {
+				t.Fatal(err)
+			}
+			return "wal"
+		}, `lost|missing|empty`},
+		{"wal-meta-truncated", func(t *testing.T, dir string) string {
+			meta := filepath.Join(dir, "wal", "wal-meta.db")
+			ps, hwm := boltMeta(t, meta)
+			truncateTo(t, meta, max(2*ps, (hwm*ps/2)/ps*ps))
+			return "wal-meta.db"
+		}, `truncat|size|short|corrupt|invalid|damaged`},
+	}
+	if store == "bolt" {
+		cases = append(cases, boltCases...)
+	} else {
+		cases = append(cases, walCases...)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data")
@@ -316,8 +378,36 @@ func TestCorruptionRefusal(t *testing.T) {
 	}
 
 	// A flipped byte inside a live log record (written after the last
-	// snapshot, then SIGKILL so no snapshot covers it).
-	t.Run("raftdb-log-record-flipped", func(t *testing.T) {
+	// snapshot, then SIGKILL so no snapshot covers it): every record, or
+	// only the first or only the last of them (the last append before the
+	// kill, acknowledged, must not pass for a torn write).
+	// (bbolt's copy-on-write pages keep stale copies of records, so only
+	// "all" is meaningful there: file order is log order only in wal.)
+	variants := []string{"all", "first", "last"}
+	if store == "bolt" {
+		variants = variants[:1]
+	}
+	for _, which := range variants {
+		t.Run("log-record-flipped-"+which, func(t *testing.T) { flipLogRecord(t, prepared, store, which) })
+	}
+}
+
+// tailSegment returns the newest wal segment file in dir.
+func tailSegment(t *testing.T, dir string) string {
+	t.Helper()
+	segs, err := filepath.Glob(filepath.Join(dir, "wal", "*.wal"))
+	if err != nil || len(segs) == 0 {
+		t.Fatalf("no wal segment in %s: %v", dir, err)
+	}
+	sort.Strings(segs)
+	return segs[len(segs)-1]
+}
+
+// flipLogRecord writes marked entries after the last snapshot, kills the
+// server, flips a byte inside the marker of all, the first or the last
+// marked record in the log file, and expects a refusal naming the file.
+func flipLogRecord(t *testing.T, prepared, store, which string) {
+	{
 		dir := filepath.Join(t.TempDir(), "data")
 		copyDir(t, prepared, dir)
 		port := pickPort(t)
@@ -329,28 +419,41 @@ func TestCorruptionRefusal(t *testing.T) {
 		}
 		c.Close()
 		s.kill()
-		db := filepath.Join(dir, "raft.db")
+		db, name := filepath.Join(dir, "raft.db"), `raft\.db`
+		if store == "wal" {
+			db = tailSegment(t, dir)
+			name = regexp.QuoteMeta(filepath.Base(db))
+		}
 		b, err := os.ReadFile(db)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := bytes.Count(b, []byte(marker))
-		if n == 0 {
-			t.Fatalf("marker not found in raft.db: the log records are not where this test expects them")
-		}
+		var at []int
 		for i := 0; ; {
 			j := bytes.Index(b[i:], []byte(marker))
 			if j < 0 {
 				break
 			}
-			b[i+j+10] ^= 0x5a
+			at = append(at, i+j)
 			i += j + len(marker)
+		}
+		if len(at) == 0 {
+			t.Fatalf("marker not found in %s: the log records are not where this test expects them", db)
+		}
+		switch which {
+		case "first":
+			at = at[:1]
+		case "last":
+			at = at[len(at)-1:]
+		}
+		for _, i := range at {
+			b[i+10] ^= 0x5a
 		}
 		if err := os.WriteFile(db, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		expectRefusal(t, dir, `raft\.db`, `checksum|crc|corrupt|mismatch`)
-	})
+		expectRefusal(t, dir, name, `checksum|crc|corrupt|mismatch|damaged`)
+	}
 }
 
 func TestDataDirLock(t *testing.T) {

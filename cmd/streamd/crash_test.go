@@ -478,8 +478,12 @@ func TestCrashRecovery(t *testing.T) {
 	fmt.Fprintf(os.Stderr, "TestCrashRecovery seed %d cycles %d\n", seed, cycles)
 	// The default (fsync before each reply), and everysec, which must also
 	// lose nothing on a process crash (the page cache survives it).
-	t.Run("always", func(t *testing.T) { crashCycles(t, seed, cycles, "") })
-	t.Run("everysec", func(t *testing.T) { crashCycles(t, seed, max(5, cycles/4), "appendfsync everysec\n") })
+	// Both log stores, each the same way.
+	for _, store := range []string{"wal", "bolt"} {
+		ls := "log-store " + store + "\n"
+		t.Run(store+"/always", func(t *testing.T) { crashCycles(t, seed, cycles, ls) })
+		t.Run(store+"/everysec", func(t *testing.T) { crashCycles(t, seed, max(5, cycles/4), ls+"appendfsync everysec\n") })
+	}
 }
 
 // crashCycles runs the crash test for one configuration (config: config

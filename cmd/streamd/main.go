@@ -1,7 +1,7 @@
 // Command streamd is a Redis-protocol server for Redis Streams.
 //
 //	streamd [config-file] [--port 6379] [--bind 127.0.0.1] [--dir ./data] [--requirepass PASS]
-//	        [--appendfsync always|everysec]
+//	        [--appendfsync always|everysec] [--log-store wal|bolt]
 //
 // The config file uses redis.conf syntax and Redis's directive names; flags
 // override it. The data (Raft log, snapshots, LOCK) lives in dir; if it
@@ -46,6 +46,7 @@ func parseArgs(args []string) (server.Config, error) {
 	dir := fs.String("dir", cfg.Dir, "working directory")
 	pass := fs.String("requirepass", "", "password of the default user")
 	fsync := fs.String("appendfsync", cfg.AppendFsync, "always (fsync before each reply) or everysec")
+	logStore := fs.String("log-store", cfg.LogStore, "wal or bolt (default: what dir holds, else wal)")
 	// Go's flag package stops at the first positional argument; allow the
 	// config file first, as "streamd redis.conf --port 7000".
 	var file string
@@ -75,6 +76,8 @@ func parseArgs(args []string) (server.Config, error) {
 			cfg.RequirePass = *pass
 		case "appendfsync":
 			cfg.AppendFsync = *fsync
+		case "log-store":
+			cfg.LogStore = *logStore
 		}
 	})
 	if cfg.Port < 0 || cfg.Port > 65535 {
@@ -137,7 +140,12 @@ func run(args []string, logOut io.Writer) error {
 		return fmt.Errorf("dir: %w", err)
 	}
 	start := time.Now()
-	shard, err := replication.Open(replication.Options{Dir: cfg.Dir, Fsync: fsync, Logger: log})
+	if cfg.LogStore != "" {
+		if _, err := replication.ParseLogStore(cfg.LogStore); err != nil {
+			return fmt.Errorf("log-store: %v", err)
+		}
+	}
+	shard, err := replication.Open(replication.Options{Dir: cfg.Dir, Fsync: fsync, LogStore: cfg.LogStore, Logger: log})
 	if err != nil {
 		// The error names the file and what is wrong with it; starting
 		// empty instead would silently lose acknowledged writes.
@@ -145,7 +153,8 @@ func run(args []string, logOut io.Writer) error {
 		return err
 	}
 	log.Info(fmt.Sprintf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds()),
-		"dir", cfg.Dir, "appendfsync", cfg.AppendFsync)
+		"dir", cfg.Dir, "appendfsync", cfg.AppendFsync, "log-store", shard.LogStore())
+	cfg.LogStore = shard.LogStore()
 	lns, err := listen(cfg, log)
 	if err != nil {
 		shard.Close(false)

@@ -39,6 +39,8 @@ type Registry struct {
 	// started says the unblocker goroutine runs; it starts with the
 	// first Subscribe, so an unused registry costs no goroutine.
 	started bool
+	// serving is set while the unblocker works through a key's waiters.
+	serving bool
 }
 
 // Waiter is one blocked client's subscription. Its owner waits on Wake(),
@@ -234,18 +236,55 @@ func (r *Registry) unblocker() {
 			k := r.pending[0]
 			r.pending = r.pending[1:]
 			delete(r.queued, k)
+			r.serving = true
 			// The waiters queued now are the ones this signal is for;
 			// later arrivals subscribed after the change and try it
 			// themselves before blocking.
 			list := append([]*Waiter(nil), r.waiters[k]...)
 			r.mu.Unlock()
-			for _, w := range list {
-				if !r.serve(w) {
-					return
-				}
+			served := r.serveRound(k, list)
+			r.mu.Lock()
+			r.serving = false
+			r.mu.Unlock()
+			if !served {
+				return
 			}
 		}
 	}
+}
+
+// serveRound wakes k's waiters of one signal in order (see unblocker); it
+// returns false when the registry is closing.
+func (r *Registry) serveRound(k Key, list []*Waiter) bool {
+	for _, w := range list {
+		if r.resignalled(k) {
+			// k changed again while this round was under
+			// way: the rest of the round would see the new
+			// entry before waiters ahead of them in the
+			// queue. Start over from the head when k's turn
+			// comes, as Redis serves each change in FIFO order.
+			break
+		}
+		if !r.serve(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// Idle reports whether no signalled key is waiting to be served and no
+// round of wake-ups is under way (tests use it to let a round finish).
+func (r *Registry) Idle() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pending) == 0 && !r.serving
+}
+
+// resignalled reports whether k was signalled again and awaits a new round.
+func (r *Registry) resignalled(k Key) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.queued[k]
 }
 
 // serve wakes one waiter and waits until it reports its retry (Done), leaves

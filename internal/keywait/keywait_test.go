@@ -266,3 +266,50 @@ func (r *Registry) pendingLen() int {
 	defer r.mu.Unlock()
 	return len(r.pending)
 }
+
+// A signal that lands while a round is under way ends that round: the new
+// round starts again from the head of the queue, so the newer change is
+// offered first to the oldest waiter, not to whoever the old round reached.
+func TestResignalRestartsFromHead(t *testing.T) {
+	r := New()
+	defer r.Close()
+	k := []Key{{0, "s"}}
+	a, b, c := r.Subscribe(k), r.Subscribe(k), r.Subscribe(k)
+	defer a.Unsubscribe()
+	defer b.Unsubscribe()
+	defer c.Unsubscribe()
+	r.Signal(0, "s")
+	if !woken(a, 5*time.Second) {
+		t.Fatal("a not woken")
+	}
+	a.Done()
+	if !woken(b, 5*time.Second) {
+		t.Fatal("b not woken")
+	}
+	if r.Idle() {
+		t.Fatal("Idle during a round")
+	}
+	r.Signal(0, "s") // a new entry while b retries
+	b.Done()
+	// The old round stops before c; the new one starts with a.
+	if !woken(a, 5*time.Second) {
+		t.Fatal("new round did not start with a")
+	}
+	notWoken(t, c, "c")
+	a.Done()
+	if !woken(b, 5*time.Second) {
+		t.Fatal("b not woken in the new round")
+	}
+	b.Done()
+	if !woken(c, 5*time.Second) {
+		t.Fatal("c not woken in the new round")
+	}
+	c.Done()
+	deadline := time.Now().Add(5 * time.Second)
+	for !r.Idle() {
+		if time.Now().After(deadline) {
+			t.Fatal("not Idle after the round")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -245,6 +245,10 @@ func bit(b bool, mask byte) byte {
 type reader struct {
 	b   []byte
 	err error
+	// last is the last string str decoded: a string equal to it is
+	// returned as the same string, so a batch of commands on one key (a
+	// pipeline of XADDs) allocates the key once per entry, not per command.
+	last string
 }
 
 func (r *reader) fail(err error) {
@@ -360,7 +364,11 @@ func (r *reader) str() string {
 		r.truncated(fmt.Sprintf("string of %d bytes with %d left", n, len(r.b)))
 		return ""
 	}
-	s := string(r.b[:n])
+	s := r.last
+	if string(r.b[:n]) != s { // the comparison does not allocate
+		s = string(r.b[:n])
+		r.last = s
+	}
 	r.b = r.b[n:]
 	return s
 }
