@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Durability benchmark (issue #3): streamd in its durable default (Raft log on
-# bbolt, fsync before every reply) against a real redis-server with
+# Durability benchmark (issue #3): streamd in its durable default (Raft log in
+# raft-wal segments, fsync before every reply; pass STREAMD_ARGS="--log-store
+# bolt" for bbolt) against a real redis-server with
 # --appendonly yes --appendfsync always, on the same machine. Not a test:
 # it prints figures, it asserts nothing.
 #
@@ -81,7 +82,7 @@ start_redis() {
 	pids+=("$started")
 }
 start_streamd() {
-	"$TMP/streamd" --port "$2" --dir "$1" 2>>"$TMP/streamd-$2.log" &
+	"$TMP/streamd" --port "$2" --dir "$1" ${STREAMD_ARGS:-} 2>>"$TMP/streamd-$2.log" &
 	started=$!
 	pids+=("$started")
 }
