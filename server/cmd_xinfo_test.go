@@ -159,8 +159,9 @@ func TestStreamCmdXINFOStreamFormat(t *testing.T) {
 	// those fields are 7.2's, placed where 7.2 puts them).
 	entry := &streams.Entry{ID: streams.ID{Ms: 1, Seq: 1}, Fields: bs("f", "v")}
 	last := &streams.Entry{ID: streams.ID{Ms: 3, Seq: 1}, Fields: bs("f", "v")}
-	si := state.StreamInfo{Length: 3, RadixTreeKeys: 1, RadixTreeNodes: 2, LastGeneratedID: streams.ID{Ms: 5},
-		MaxDeletedEntryID: streams.ID{Ms: 4}, EntriesAdded: 7, RecordedFirstEntryID: streams.ID{Ms: 1, Seq: 1},
+	si := state.StreamInfo{StreamHeader: state.StreamHeader{Length: 3, RadixTreeKeys: 1, RadixTreeNodes: 2,
+		LastGeneratedID: streams.ID{Ms: 5}, MaxDeletedEntryID: streams.ID{Ms: 4}, EntriesAdded: 7,
+		RecordedFirstEntryID: streams.ID{Ms: 1, Seq: 1}},
 		FirstEntry: entry, LastEntry: last}
 	want2 := crlf("*20|$6|length|:3|$15|radix-tree-keys|:1|$16|radix-tree-nodes|:2|$17|last-generated-id|$3|5-0|" +
 		"$20|max-deleted-entry-id|$3|4-0|$13|entries-added|:7|$23|recorded-first-entry-id|$3|1-1|$6|groups|:0|" +
@@ -169,7 +170,7 @@ func TestStreamCmdXINFOStreamFormat(t *testing.T) {
 	if got := render(p.Format(si, nil), 2); got != want2 {
 		t.Errorf("RESP2\n got %q\nwant %q", got, want2)
 	}
-	empty := state.StreamInfo{RadixTreeNodes: 1, Groups: 1}
+	empty := state.StreamInfo{StreamHeader: state.StreamHeader{RadixTreeNodes: 1}, Groups: 1}
 	want3 := crlf("%10|$6|length|:0|$15|radix-tree-keys|:0|$16|radix-tree-nodes|:1|$17|last-generated-id|$3|0-0|" +
 		"$20|max-deleted-entry-id|$3|0-0|$13|entries-added|:0|$23|recorded-first-entry-id|$3|0-0|$6|groups|:1|" +
 		"$11|first-entry|_|$10|last-entry|_|")
@@ -185,8 +186,8 @@ func TestStreamCmdXINFOFullFormat(t *testing.T) {
 	er := int64(3)
 	lag := int64(0)
 	fi := state.StreamFullInfo{
-		Length: 1, RadixTreeKeys: 1, RadixTreeNodes: 2, LastGeneratedID: streams.ID{Ms: 1, Seq: 1},
-		EntriesAdded: 1, RecordedFirstEntryID: streams.ID{Ms: 1, Seq: 1},
+		StreamHeader: state.StreamHeader{Length: 1, RadixTreeKeys: 1, RadixTreeNodes: 2,
+			LastGeneratedID: streams.ID{Ms: 1, Seq: 1}, EntriesAdded: 1, RecordedFirstEntryID: streams.ID{Ms: 1, Seq: 1}},
 		Entries: []streams.Entry{{ID: streams.ID{Ms: 1, Seq: 1}, Fields: bs("f", "v")}},
 		Groups: []state.GroupFull{
 			{Name: "g", PelCount: 1,

@@ -84,20 +84,27 @@ func field(name string, v Reply) KV {
 	return KV{K: Bulk(name), V: v}
 }
 
+// streamHeaderFields are the fields both XINFO STREAM forms start with.
+func streamHeaderFields(h state.StreamHeader, more int) Map {
+	m := make(Map, 0, 7+more)
+	return append(m,
+		field("length", Int(h.Length)),
+		field("radix-tree-keys", Int(h.RadixTreeKeys)),
+		field("radix-tree-nodes", Int(h.RadixTreeNodes)),
+		field("last-generated-id", idReply(h.LastGeneratedID)),
+		field("max-deleted-entry-id", idReply(h.MaxDeletedEntryID)),
+		field("entries-added", Int(h.EntriesAdded)),
+		field("recorded-first-entry-id", idReply(h.RecordedFirstEntryID)),
+	)
+}
+
 // streamInfoReply is XINFO STREAM in Redis 7.2's field order.
 func streamInfoReply(si state.StreamInfo) Reply {
-	return Map{
-		field("length", Int(si.Length)),
-		field("radix-tree-keys", Int(si.RadixTreeKeys)),
-		field("radix-tree-nodes", Int(si.RadixTreeNodes)),
-		field("last-generated-id", idReply(si.LastGeneratedID)),
-		field("max-deleted-entry-id", idReply(si.MaxDeletedEntryID)),
-		field("entries-added", Int(si.EntriesAdded)),
-		field("recorded-first-entry-id", idReply(si.RecordedFirstEntryID)),
+	return append(streamHeaderFields(si.StreamHeader, 3),
 		field("groups", Int(si.Groups)),
 		field("first-entry", optEntryReply(si.FirstEntry)),
 		field("last-entry", optEntryReply(si.LastEntry)),
-	}
+	)
 }
 
 // streamFullInfoReply is XINFO STREAM FULL in Redis 7.2's field order
@@ -107,17 +114,10 @@ func streamFullInfoReply(fi state.StreamFullInfo) Reply {
 	for i, g := range fi.Groups {
 		groups[i] = groupFullReply(g)
 	}
-	return Map{
-		field("length", Int(fi.Length)),
-		field("radix-tree-keys", Int(fi.RadixTreeKeys)),
-		field("radix-tree-nodes", Int(fi.RadixTreeNodes)),
-		field("last-generated-id", idReply(fi.LastGeneratedID)),
-		field("max-deleted-entry-id", idReply(fi.MaxDeletedEntryID)),
-		field("entries-added", Int(fi.EntriesAdded)),
-		field("recorded-first-entry-id", idReply(fi.RecordedFirstEntryID)),
+	return append(streamHeaderFields(fi.StreamHeader, 2),
 		field("entries", entriesReply(fi.Entries)),
 		field("groups", groups),
-	}
+	)
 }
 
 // groupFullReply is one group of XINFO STREAM FULL.

@@ -36,8 +36,9 @@ type PendingEntry struct {
 	Deliveries int64
 }
 
-// StreamInfo is XINFO STREAM (not FULL), in Redis 7.2's field order.
-type StreamInfo struct {
+// StreamHeader is what both forms of XINFO STREAM start with, in Redis
+// 7.2's field order.
+type StreamHeader struct {
 	Length               int64
 	RadixTreeKeys        int64
 	RadixTreeNodes       int64
@@ -45,9 +46,14 @@ type StreamInfo struct {
 	MaxDeletedEntryID    streams.ID
 	EntriesAdded         int64
 	RecordedFirstEntryID streams.ID
-	Groups               int64
-	FirstEntry           *streams.Entry // nil when empty
-	LastEntry            *streams.Entry // nil when empty
+}
+
+// StreamInfo is XINFO STREAM (not FULL), in Redis 7.2's field order.
+type StreamInfo struct {
+	StreamHeader
+	Groups     int64
+	FirstEntry *streams.Entry // nil when empty
+	LastEntry  *streams.Entry // nil when empty
 }
 
 // GroupInfo is one row of XINFO GROUPS.
@@ -70,15 +76,9 @@ type ConsumerInfo struct {
 
 // StreamFullInfo is XINFO STREAM FULL.
 type StreamFullInfo struct {
-	Length               int64
-	RadixTreeKeys        int64
-	RadixTreeNodes       int64
-	LastGeneratedID      streams.ID
-	MaxDeletedEntryID    streams.ID
-	EntriesAdded         int64
-	RecordedFirstEntryID streams.ID
-	Entries              []streams.Entry
-	Groups               []GroupFull
+	StreamHeader
+	Entries []streams.Entry
+	Groups  []GroupFull
 }
 
 // GroupFull is a group in XINFO STREAM FULL.

@@ -16,16 +16,7 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 	}
 	s := o.Stream
 	if !q.Full {
-		info := StreamInfo{
-			Length:               s.Len(),
-			RadixTreeKeys:        s.NodeCount(),
-			RadixTreeNodes:       radixTreeNodes(s),
-			LastGeneratedID:      s.LastID(),
-			MaxDeletedEntryID:    s.MaxDeletedID(),
-			EntriesAdded:         s.EntriesAdded(),
-			RecordedFirstEntryID: s.FirstID(),
-			Groups:               int64(o.Groups.Len()),
-		}
+		info := StreamInfo{StreamHeader: streamHeader(s), Groups: int64(o.Groups.Len())}
 		if e, ok := s.First(); ok {
 			info.FirstEntry = &e
 		}
@@ -40,15 +31,9 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 		limit = 0
 	}
 	full := StreamFullInfo{
-		Length:               s.Len(),
-		RadixTreeKeys:        s.NodeCount(),
-		RadixTreeNodes:       radixTreeNodes(s),
-		LastGeneratedID:      s.LastID(),
-		MaxDeletedEntryID:    s.MaxDeletedID(),
-		EntriesAdded:         s.EntriesAdded(),
-		RecordedFirstEntryID: s.FirstID(),
-		Entries:              []streams.Entry{},
-		Groups:               []GroupFull{},
+		StreamHeader: streamHeader(s),
+		Entries:      []streams.Entry{},
+		Groups:       []GroupFull{},
 	}
 	s.Ascend(streams.MinID, func(e streams.Entry) bool {
 		full.Entries = append(full.Entries, e)
@@ -58,6 +43,19 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 		full.Groups = append(full.Groups, groupFull(s, g, limit))
 	}
 	return full, nil
+}
+
+// streamHeader reads the fields both XINFO STREAM forms start with.
+func streamHeader(s *streams.Stream) StreamHeader {
+	return StreamHeader{
+		Length:               s.Len(),
+		RadixTreeKeys:        s.NodeCount(),
+		RadixTreeNodes:       radixTreeNodes(s),
+		LastGeneratedID:      s.LastID(),
+		MaxDeletedEntryID:    s.MaxDeletedID(),
+		EntriesAdded:         s.EntriesAdded(),
+		RecordedFirstEntryID: s.FirstID(),
+	}
 }
 
 // groupFull is one group of XINFO STREAM FULL: its PEL and each consumer's,
