@@ -25,12 +25,11 @@ const (
 )
 
 // startKeyspaceTasks starts the expiry sweep; it stops when the server's
-// done channel closes (Close), which also releases the keyspace hub. It is
+// done channel closes (Close), which also stops the keyspace hub's unblocker. It is
 // not counted in s.wg: Serve may call this while Close already waits.
 func (s *Server) startKeyspaceTasks() {
-	s.hub()
 	go func() {
-		defer s.dropHub()
+		defer s.closeHub()
 		t := time.NewTicker(expirySweepInterval)
 		defer t.Stop()
 		warned := false

@@ -33,35 +33,12 @@ func newKeyspaceHub() *keyspaceHub {
 	}
 }
 
-// hubs holds each Server's keyspaceHub. The Server struct (server.go) has
-// no field for it, so it lives here, created on first use and dropped when
-// the server's done channel closes (startKeyspaceTasks).
-var hubs sync.Map // *Server → *keyspaceHub
+// hub returns the server's keyspace hub (created in New).
+func (s *Server) hub() *keyspaceHub { return s.keyspace }
 
-// hub returns the server's keyspaceHub, creating it on first use.
-func (s *Server) hub() *keyspaceHub {
-	if h, ok := hubs.Load(s); ok {
-		return h.(*keyspaceHub)
-	}
-	select {
-	case <-s.done:
-		// Closed (the hub was dropped): a throwaway hub whose registry
-		// never starts a goroutine, so nothing outlives the server.
-		h := newKeyspaceHub()
-		h.waits.Close()
-		return h
-	default:
-	}
-	h, _ := hubs.LoadOrStore(s, newKeyspaceHub())
-	return h.(*keyspaceHub)
-}
-
-// dropHub forgets the server's hub and stops its unblocker (server Close).
-func (s *Server) dropHub() {
-	if h, ok := hubs.LoadAndDelete(s); ok {
-		h.(*keyspaceHub).waits.Close()
-	}
-}
+// closeHub stops the hub's unblocker once the server is closing; a blocked
+// client still subscribed ends on its deadline or connection close.
+func (s *Server) closeHub() { s.keyspace.waits.Close() }
 
 // runPlanner runs a keyspace command: the Planner parses its arguments into
 // a Plan (or answers an argument error), the plan's Op goes to the Shard

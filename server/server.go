@@ -30,6 +30,10 @@ type Server struct {
 	// proposals and waits.
 	proposeAsync func(wire.Command) pendingWrite
 
+	// keyspace holds what writes touch beyond the shard: blocked readers,
+	// WATCHers and tracking (plan.go).
+	keyspace *keyspaceHub
+
 	cfgMu sync.RWMutex
 	cfg   Config
 
@@ -72,6 +76,7 @@ func New(cfg Config, shard *replication.Shard, log *slog.Logger) *Server {
 		clients:   make(map[int64]*Client),
 		startTime: time.Now(),
 		stats:     newServerStats(),
+		keyspace:  newKeyspaceHub(),
 
 		shutdownReq: make(chan struct{}),
 	}
