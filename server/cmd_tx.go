@@ -12,7 +12,7 @@ import (
 // commands are planned at EXEC and their operations sent as one wire.Exec
 // through Propose: one atomic step (one log entry once there is a log).
 
-// txState is a client's transaction state; H3's Client holds it in c.tx.
+// txState is a client's transaction state; the Client holds it in c.tx.
 // Only the client's goroutine touches it, except dirty, which writers set
 // (through the hub's watchers table) from any goroutine.
 type txState struct {

@@ -355,7 +355,7 @@ func TestCloseAnswersOrFailsInFlight(t *testing.T) {
 	t.Logf("%d of %d acknowledged before the close, %d present after restart", acked, n, got)
 }
 
-// TestServeCloseRace: Close right after Serve starts (H4b's race: the
+// TestServeCloseRace: Close right after Serve starts (a past race: the
 // background tasks' wg.Add must happen before Close's Wait). Run with -race.
 func TestServeCloseRace(t *testing.T) {
 	for i := 0; i < 50; i++ {

@@ -14,7 +14,7 @@ import (
 // implemented): then nothing is sent, as Redis sends nothing to a RESP2
 // client that is neither RESP3 nor subscribed.
 
-// trackState is a client's tracking mode; H3's Client holds it in c.track.
+// trackState is a client's tracking mode; the Client holds it in c.track.
 // It is written by the client's own goroutine under trackingTable.mu and read
 // by writers (other goroutines) under the same lock.
 type trackState struct {
