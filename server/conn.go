@@ -130,6 +130,10 @@ func (c *Client) Server() *Server { return c.srv }
 // passes (zero: wait forever), CLIENT UNBLOCK releases it, the connection
 // closes or the server shuts down.
 func (c *Client) WaitBlocked(deadline time.Time, wake <-chan struct{}) BlockResult {
+	// A blocked read answered nothing yet: pushes held for its reply
+	// (a tracked XREAD) may go now rather than after the wait.
+	c.releaseAfterReply()
+	c.flush()
 	c.blockMu.Lock()
 	c.blocked = true
 	c.blockMu.Unlock()

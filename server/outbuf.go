@@ -50,6 +50,11 @@ type outBuf struct {
 	// (invalidations of keys it wrote): Redis sends them after the
 	// command's reply, so the next reply writes them after itself.
 	afterReply []Push
+	// hold is set from a tracked read until its reply is queued: pushes
+	// from other clients' writes wait in afterReply meanwhile, so an
+	// invalidation never overtakes the reply carrying the value it
+	// invalidates (the client would cache that value for good).
+	hold bool
 }
 
 // init sets up the condition variable; newClient calls it.
@@ -84,6 +89,11 @@ func (c *Client) Push(p Push) {
 	ob := &c.out
 	ob.mu.Lock()
 	if ob.err != nil {
+		ob.mu.Unlock()
+		return
+	}
+	if ob.hold {
+		ob.afterReply = append(ob.afterReply, p)
 		ob.mu.Unlock()
 		return
 	}
@@ -127,9 +137,18 @@ func (c *Client) releaseAfterReply() {
 	c.out.mu.Unlock()
 }
 
-// releaseLocked queues the held pushes; c.out.mu is held.
+// holdPushes makes later pushes wait until the current command's reply is
+// queued (see outBuf.hold); trackRead calls it before a tracked read.
+func (c *Client) holdPushes() {
+	c.out.mu.Lock()
+	c.out.hold = true
+	c.out.mu.Unlock()
+}
+
+// releaseLocked queues the held pushes and ends the hold; c.out.mu is held.
 func (c *Client) releaseLocked() {
 	ob := &c.out
+	ob.hold = false
 	if ob.err == nil && len(ob.afterReply) > 0 {
 		proto := c.Proto()
 		for _, p := range ob.afterReply {

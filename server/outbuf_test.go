@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,47 @@ func TestPushDoesNotWaitForWriter(t *testing.T) {
 	}
 	if got := mustDo(t, c, "PING"); got != "+PONG" {
 		t.Fatalf("PING after: %s", got)
+	}
+}
+
+// A push that arrives between a tracked read and its reply (another
+// client's write invalidating the key just read) waits for that reply: were
+// it sent first, the client would cache the old value after dropping it.
+func TestPushHeldUntilTrackedReply(t *testing.T) {
+	srv := New(DefaultConfig(), nil, nil)
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := newClient(srv, a, 1, true)
+	c.proto.Store(3)
+	inv := Push{Bulk("invalidate"), Array{Bulk("k")}}
+
+	c.holdPushes() // as trackRead does before the read
+	c.Push(inv)    // another client's write lands before the reply
+	c.out.mu.Lock()
+	queued := len(c.out.buf)
+	c.out.mu.Unlock()
+	if queued != 0 {
+		t.Fatalf("push queued during the hold (%d bytes)", queued)
+	}
+	c.reply(Bulk("old"))
+	want := string(appendReply(appendReply(nil, Bulk("old"), 3), inv, 3))
+	c.out.mu.Lock()
+	got := string(c.out.buf)
+	hold := c.out.hold
+	c.out.mu.Unlock()
+	if got != want {
+		t.Fatalf("queued %q, want the reply then the push %q", got, want)
+	}
+	if hold {
+		t.Fatal("hold not ended by the reply")
+	}
+	// After the reply, pushes go straight to the queue again.
+	c.Push(inv)
+	c.out.mu.Lock()
+	n := c.out.queued
+	c.out.mu.Unlock()
+	if n != int64(2*len(appendReply(nil, inv, 3))+len(appendReply(nil, Bulk("old"), 3))) {
+		t.Fatalf("queued %d bytes after the hold, want the second push queued too", n)
 	}
 }

@@ -283,6 +283,7 @@ func (s *Server) trackRead(c *Client, keys []string) {
 	if (ts.optin && caching != 1) || (ts.optout && caching == -1) {
 		return
 	}
+	c.holdPushes()
 	for _, k := range keys {
 		set := t.keys[k]
 		if set == nil {
