@@ -203,6 +203,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		if opts.LogStore, err = chooseLogStore(opts.Dir, opts.LogStore); err != nil {
 			return nil, err
 		}
+		s.opts.LogStore = opts.LogStore // the store chosen, for LogStore()
 		noSync := opts.Fsync == FsyncEverySec
 		if opts.LogStore == LogStoreWAL {
 			s.storePath = walDir(opts.Dir)

@@ -462,3 +462,26 @@ func TestWALTornTail(t *testing.T) {
 
 // crcOf is the segment format's CRC-32C.
 func crcOf(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// LogStore reports the store chosen when Options.LogStore is empty: the
+// default for a new directory, and the existing store on reopening.
+func TestLogStoreReportsDefault(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, Options{Dir: dir})
+	if got := s.LogStore(); got != DefaultLogStore {
+		t.Fatalf("LogStore() = %q for a new directory, want %q", got, DefaultLogStore)
+	}
+	if err := s.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	bolt := t.TempDir()
+	s = mustOpen(t, Options{Dir: bolt, LogStore: LogStoreBolt})
+	if err := s.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, Options{Dir: bolt})
+	defer s.Close(false)
+	if got := s.LogStore(); got != LogStoreBolt {
+		t.Fatalf("LogStore() = %q reopening a bolt directory, want %q", got, LogStoreBolt)
+	}
+}

@@ -51,11 +51,15 @@ type Config struct {
 	// already holds, or the default for a new one; after start it holds the
 	// store in use. Read from the file or the command line only.
 	LogStore string
+	// MetricsAddr is "metrics-addr": the HTTP address of the Prometheus
+	// /metrics, /healthz and /readyz endpoints (see Server.MetricsHandler);
+	// "" turns them off. Read from the file or the command line only.
+	MetricsAddr string
 }
 
 // DefaultConfig returns Redis's defaults: 127.0.0.1:6379, dir ./data,
 // maxclients 10000, proto-max-bulk-len 512mb, stream nodes of 100 entries
-// or 4096 bytes.
+// or 4096 bytes; and streamd's own: metrics on 127.0.0.1:9121.
 func DefaultConfig() Config {
 	return Config{
 		Bind:                 "127.0.0.1",
@@ -68,6 +72,7 @@ func DefaultConfig() Config {
 		TCPKeepAlive:         300,
 		LogLevel:             "notice",
 		AppendFsync:          "always",
+		MetricsAddr:          "127.0.0.1:9121",
 	}
 }
 
@@ -221,6 +226,9 @@ var configParams = func() []*configParam {
 				c.LogStore = ls
 				return nil
 			},
+			immutable: true},
+		{name: "metrics-addr", get: func(c *Config) string { return c.MetricsAddr },
+			set:       func(c *Config, v string) error { c.MetricsAddr = strings.TrimSpace(v); return nil },
 			immutable: true},
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })

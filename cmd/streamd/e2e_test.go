@@ -64,7 +64,7 @@ func TestBinaryWithRedisTools(t *testing.T) {
 	port := testutil.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", filepath.Join(dir, "data"))
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--dir", filepath.Join(dir, "data"), "--metrics-addr", "")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

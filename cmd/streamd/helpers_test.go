@@ -141,7 +141,7 @@ func (s *proc) exited() bool {
 	}
 }
 
-// startServer starts the binary with --port port --dir dir and the extra
+// startServer starts the binary with --port port --dir dir (metrics off) and the extra
 // arguments (a config file goes first, as the binary expects). It does not
 // wait for readiness; see waitReady. The process is killed at test cleanup
 // if still running, and its output is logged when the test failed.
@@ -153,7 +153,9 @@ func startServer(t *testing.T, port int, dir string, extra ...string) *proc {
 		args = append(args, extra[0])
 		extra = extra[1:]
 	}
-	args = append(args, "--port", strconv.Itoa(port), "--dir", dir)
+	// Metrics are off unless extra turns them on: tests start many
+	// binaries at once, which must not collide on the default 9121.
+	args = append(args, "--port", strconv.Itoa(port), "--dir", dir, "--metrics-addr", "")
 	args = append(args, extra...)
 	s := &proc{t: t, port: port, dir: dir, done: make(chan struct{})}
 	s.cmd = exec.Command(bin, args...)

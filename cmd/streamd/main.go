@@ -1,22 +1,26 @@
 // Command streamd is a Redis-protocol server for Redis Streams.
 //
 //	streamd [config-file] [--port 6379] [--bind 127.0.0.1] [--dir ./data] [--requirepass PASS]
-//	        [--appendfsync always|everysec] [--log-store wal|bolt]
+//	        [--appendfsync always|everysec] [--log-store wal|bolt] [--metrics-addr 127.0.0.1:9121]
 //
 // The config file uses redis.conf syntax and Redis's directive names; flags
 // override it. The data (Raft log, snapshots, LOCK) lives in dir; if it
 // cannot be loaded the process says which file is wrong and exits 1, never
-// starting empty. SIGINT, SIGTERM or SHUTDOWN stop accepting, answer or
-// fail what is in flight, snapshot (not after SHUTDOWN NOSAVE) and exit 0.
+// starting empty. Prometheus metrics, /healthz and /readyz are served over
+// HTTP on metrics-addr ("" turns them off). SIGINT, SIGTERM or SHUTDOWN stop
+// accepting, answer or fail what is in flight, snapshot (not after SHUTDOWN
+// NOSAVE) and exit 0.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -47,6 +51,7 @@ func parseArgs(args []string) (server.Config, error) {
 	pass := fs.String("requirepass", "", "password of the default user")
 	fsync := fs.String("appendfsync", cfg.AppendFsync, "always (fsync before each reply) or everysec")
 	logStore := fs.String("log-store", cfg.LogStore, "wal or bolt (default: what dir holds, else wal)")
+	metricsAddr := fs.String("metrics-addr", cfg.MetricsAddr, "HTTP address for /metrics, /healthz, /readyz (\"\" = off)")
 	// Go's flag package stops at the first positional argument; allow the
 	// config file first, as "streamd redis.conf --port 7000".
 	var file string
@@ -78,6 +83,8 @@ func parseArgs(args []string) (server.Config, error) {
 			cfg.AppendFsync = *fsync
 		case "log-store":
 			cfg.LogStore = *logStore
+		case "metrics-addr":
+			cfg.MetricsAddr = strings.TrimSpace(*metricsAddr)
 		}
 	})
 	if cfg.Port < 0 || cfg.Port > 65535 {
@@ -161,6 +168,14 @@ func run(args []string, logOut io.Writer) error {
 		return err
 	}
 	srv := server.New(cfg, shard, log)
+	metrics, err := startMetrics(cfg.MetricsAddr, srv, log)
+	if err != nil {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		shard.Close(false)
+		return fmt.Errorf("metrics-addr: %w", err)
+	}
 	errc := make(chan error, len(lns))
 	for _, ln := range lns {
 		log.Info("Ready to accept connections", "addr", ln.Addr().String())
@@ -178,7 +193,48 @@ func run(args []string, logOut io.Writer) error {
 	case serveErr = <-errc:
 		log.Error("accept failed, shutting down", "err", serveErr)
 	}
+	stopMetrics(metrics, log)
 	return shutdown(log, srv, shard, save, serveErr)
+}
+
+// metricsShutdownGrace bounds how long a scrape in progress may take to
+// finish at shutdown.
+const metricsShutdownGrace = 2 * time.Second
+
+// startMetrics serves srv.MetricsHandler on addr (nil, nil when addr is
+// empty). The address is bound before it returns, so a bad or busy address
+// fails the start-up.
+func startMetrics(addr string, srv *server.Server, log *slog.Logger) (*http.Server, error) {
+	if addr == "" {
+		log.Info("Metrics endpoint off (metrics-addr is empty)")
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	hs := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("Serving metrics", "addr", ln.Addr().String(), "endpoints", "/metrics /healthz /readyz")
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server failed", "err", err)
+		}
+	}()
+	return hs, nil
+}
+
+// stopMetrics shuts the metrics server down (a no-op for nil), letting a
+// scrape in progress finish for at most metricsShutdownGrace.
+func stopMetrics(hs *http.Server, log *slog.Logger) {
+	if hs == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), metricsShutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		log.Warn("metrics server shutdown", "err", err)
+		hs.Close()
+	}
 }
 
 // shutdown stops the server (no new connections or commands; what is in
