@@ -509,6 +509,20 @@ func (s *Shard) Stats() Stats {
 	return st
 }
 
+// Ready reports why the shard cannot take writes now ("" when it can): it
+// is shut down, or this node does not lead its Raft group (the cluster issue
+// adds followers; a single node leads from Open until Close).
+func (s *Shard) Ready() string {
+	switch st := s.raft.State(); st {
+	case raft.Leader:
+		return ""
+	case raft.Shutdown:
+		return "shard closed"
+	default:
+		return "shard has no leader here (raft " + strings.ToLower(st.String()) + ")"
+	}
+}
+
 // Close shuts the shard down: it stops accepting proposals (they fail with
 // ErrShuttingDown), lets every queued and in-flight proposal finish, takes a
 // snapshot if save is set, shuts raft down, syncs and closes the log and

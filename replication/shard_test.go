@@ -262,3 +262,17 @@ func TestParseFsync(t *testing.T) {
 		t.Fatal("no accepted")
 	}
 }
+
+// Ready is "" while the single node leads and says why once it is closed.
+func TestShardReady(t *testing.T) {
+	s := NewShard()
+	if why := s.Ready(); why != "" {
+		t.Fatalf("Ready() = %q on an open shard", why)
+	}
+	if err := s.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	if why := s.Ready(); why != "shard closed" {
+		t.Fatalf("Ready() = %q after Close, want %q", why, "shard closed")
+	}
+}

@@ -226,7 +226,7 @@ func (s *Server) ready() string {
 	if len(s.listeners) == 0 {
 		return "not serving yet"
 	}
-	return ""
+	return s.shard.Ready()
 }
 
 // MetricsHandler returns the operators' HTTP endpoints, backed by a
