@@ -8,14 +8,11 @@ import (
 	"streamd/replication/wire"
 )
 
-// dispatch runs one request: lookup → arity → auth → MULTI → handler →
+// dispatchIn runs one request: lookup → arity → auth → MULTI → handler →
 // reply, recording commandstats and errorstats. It is the one place replies
 // are written (handlers return Reply values), mirroring Redis's
-// processCommand checks in the same order and with the same texts.
-func (s *Server) dispatch(c *Client, args [][]byte) { s.dispatchIn(c, args, nil, time.Time{}) }
-
-// dispatchIn is dispatch on a connection with a pipeline (nil: none). A
-// plain write (see pipelinable) is proposed and left pending in pl, its
+// processCommand checks in the same order and with the same texts. pl is
+// the connection's pipeline (nil: none). A plain write (see pipelinable) is proposed and left pending in pl, its
 // reply written when pl drains; every other request drains pl first, so
 // replies keep request order and a read sees the writes sent before it.
 // batchStart, if set, is when the connection goroutine took up the batch

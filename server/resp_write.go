@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"strconv"
@@ -161,37 +160,4 @@ func formatDouble(f float64) string {
 		return "nan"
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// replyWriter buffers a connection's output. The connection goroutine
-// writes replies in request order; other goroutines (tracking invalidations
-// through Client.Push) write whole pushes under the same mutex, so the two
-// never interleave inside a reply.
-type replyWriter struct {
-	w   *bufio.Writer
-	buf []byte
-	err error
-}
-
-func newReplyWriter(w *bufio.Writer) *replyWriter { return &replyWriter{w: w} }
-
-// write renders r into the buffer; the first write error is kept and later
-// writes are dropped (the connection is going away).
-func (rw *replyWriter) write(r Reply, proto int) {
-	if rw.err != nil {
-		return
-	}
-	rw.buf = appendReply(rw.buf[:0], r, proto)
-	_, rw.err = rw.w.Write(rw.buf)
-	if cap(rw.buf) > 64<<10 {
-		rw.buf = nil // do not keep a huge reply's buffer around
-	}
-}
-
-// flush sends the buffered output.
-func (rw *replyWriter) flush() error {
-	if rw.err == nil && rw.w.Buffered() > 0 {
-		rw.err = rw.w.Flush()
-	}
-	return rw.err
 }

@@ -60,7 +60,7 @@ var (
 type opCode byte
 
 const (
-	opInvalid opCode = 0 // never written
+	_ opCode = 0 // reserved: never written, so a zeroed byte is no op
 
 	// Commands.
 	opXAdd                 opCode = 1
