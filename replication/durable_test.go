@@ -463,44 +463,11 @@ func TestOutcomeUnknownText(t *testing.T) {
 	}
 }
 
-// BenchmarkProposeDurable50: 50 concurrent proposers of XADD on a data
-// directory, each waiting for its reply (FsyncAlways: after the fsync).
-func BenchmarkProposeDurable50(b *testing.B) {
-	for _, p := range []FsyncPolicy{FsyncAlways, FsyncEverySec} {
-		b.Run(p.String(), func(b *testing.B) {
-			s, err := Open(Options{Dir: b.TempDir(), Fsync: p})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close(false)
-			const proposers = 50
-			var next atomic.Int64
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for p := 0; p < proposers; p++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= int64(b.N) {
-						if _, err := s.Propose(xadd("s", "f", "v")); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			st := s.Stats()
-			b.ReportMetric(float64(st.Proposals)/float64(max(st.Batches, 1)), "cmds/entry")
-		})
-	}
-}
-
-// BenchmarkProposePipelined50x16: 50 proposers each issuing 16 XADDs
-// before waiting on them (redis-benchmark -c 50 -P 16), FsyncAlways.
-func BenchmarkProposePipelined50x16(b *testing.B) {
-	s, err := Open(Options{Dir: b.TempDir()})
+// benchProposers runs 50 concurrent proposers of XADD on a data directory,
+// each issuing depth XADDs before waiting on them (redis-benchmark -c 50
+// -P depth), and reports the mean commands per log entry.
+func benchProposers(b *testing.B, fsync FsyncPolicy, depth int) {
+	s, err := Open(Options{Dir: b.TempDir(), Fsync: fsync})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -508,14 +475,14 @@ func BenchmarkProposePipelined50x16(b *testing.B) {
 	var next atomic.Int64
 	b.ResetTimer()
 	var wg sync.WaitGroup
-	for p := 0; p < 50; p++ {
+	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ps := make([]*Pending, 0, 16)
-			for next.Add(16) <= int64(b.N)+15 {
+			ps := make([]*Pending, 0, depth)
+			for next.Add(int64(depth)) <= int64(b.N+depth-1) {
 				ps = ps[:0]
-				for i := 0; i < 16; i++ {
+				for range depth {
 					ps = append(ps, s.ProposeAsync(xadd("s", "f", "v")))
 				}
 				for _, p := range ps {
@@ -532,6 +499,18 @@ func BenchmarkProposePipelined50x16(b *testing.B) {
 	st := s.Stats()
 	b.ReportMetric(float64(st.Proposals)/float64(max(st.Batches, 1)), "cmds/entry")
 }
+
+// BenchmarkProposeDurable50: 50 proposers each waiting for its reply
+// (FsyncAlways: after the fsync), in both fsync modes.
+func BenchmarkProposeDurable50(b *testing.B) {
+	for _, p := range []FsyncPolicy{FsyncAlways, FsyncEverySec} {
+		b.Run(p.String(), func(b *testing.B) { benchProposers(b, p, 1) })
+	}
+}
+
+// BenchmarkProposePipelined50x16: 50 proposers each issuing 16 XADDs
+// before waiting on them (redis-benchmark -c 50 -P 16), FsyncAlways.
+func BenchmarkProposePipelined50x16(b *testing.B) { benchProposers(b, FsyncAlways, 16) }
 
 // TestRaftDBByteFlips flips single bytes across raft.db (past bbolt's two
 // meta pages, whose damage bbolt treats as a torn last commit and rolls
