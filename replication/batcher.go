@@ -24,10 +24,11 @@ const maxInflightPartial = 1
 // Pending is a proposal whose outcome is not known yet. Wait blocks until
 // it is.
 type Pending struct {
-	cmd  wire.Command
-	done chan struct{}
-	res  any
-	err  error
+	cmd   wire.Command
+	done  chan struct{}
+	res   any
+	err   error
+	index uint64
 }
 
 // Wait blocks until the proposal is committed and applied (or failed) and
@@ -39,6 +40,10 @@ func (p *Pending) Wait() (any, error) {
 
 // Done is closed when the outcome is known.
 func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Index returns the raft log index of the entry that holds the write, once
+// Wait has returned (or Done is closed); 0 if the write failed.
+func (p *Pending) Index() uint64 { return p.index }
 
 func (p *Pending) resolve(res any, err error) {
 	p.res, p.err, p.cmd = res, err, nil
@@ -71,7 +76,6 @@ type batcher struct {
 	lastNow int64
 	clock   func() int64
 	done    chan struct{} // closed when run has returned and all resolved
-	wg      sync.WaitGroup
 }
 
 func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
@@ -97,7 +101,8 @@ func (b *batcher) add(cmd wire.Command) *Pending {
 }
 
 // close stops accepting proposals and waits until everything queued has
-// been sent and every entry in flight has resolved.
+// been sent and every entry in flight has resolved (each within the quorum
+// timeout).
 func (b *batcher) close() {
 	b.mu.Lock()
 	b.closed = true
@@ -109,14 +114,13 @@ func (b *batcher) close() {
 // run is the batcher goroutine.
 func (b *batcher) run() {
 	defer close(b.done)
-	defer b.wg.Wait()
 	for {
 		b.mu.Lock()
 		for !(len(b.queue) >= maxBatch || (len(b.queue) > 0 && b.inflight < maxInflightPartial) ||
-			(b.closed && len(b.queue) == 0)) {
+			(b.closed && len(b.queue) == 0 && b.inflight == 0)) {
 			b.cond.Wait()
 		}
-		if len(b.queue) == 0 { // closed and drained
+		if len(b.queue) == 0 { // closed, drained, nothing in flight
 			b.mu.Unlock()
 			return
 		}
@@ -133,7 +137,10 @@ func (b *batcher) run() {
 }
 
 // send stamps, encodes and applies one batch; its outcome is delivered by a
-// goroutine that waits on raft's future.
+// goroutine that waits on raft's future. If raft has not resolved the
+// future within the quorum timeout, a timer resolves the batch with
+// OutcomeUnknownError instead and the batch stops counting as in flight;
+// raft's late answer is then ignored (a batch resolves once).
 func (b *batcher) send(batch []*Pending) {
 	now := b.clock()
 	if now < b.lastNow {
@@ -145,44 +152,58 @@ func (b *batcher) send(batch []*Pending) {
 		e.Cmds[i] = p.cmd
 	}
 	if err := b.s.writeBlocked(); err != nil {
-		b.finish(batch, nil, err)
+		b.finish(batch, nil, 0, err)
+		return
+	}
+	if b.s.clustered && b.s.raft.State() != raft.Leader {
+		// A follower's shard: fail fast, the server routes to the leader.
+		b.finish(batch, nil, 0, b.s.notLeader())
 		return
 	}
 	f := b.s.raft.Apply(e.Append(nil), 0)
 	b.s.stats.batches.Add(1)
 	b.s.stats.proposals.Add(int64(len(batch)))
-	b.wg.Add(1)
+	bound := b.s.quorumTimeout
+	timer := time.AfterFunc(bound, func() {
+		b.finish(batch, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
+	})
 	go func() {
-		defer b.wg.Done()
 		err := f.Error()
 		if err != nil {
 			b.s.noteApplyError(err)
-			b.finish(batch, nil, proposalError(err, b.s.lastWriteErr()))
+		} else {
+			b.s.noteWriteOK()
+		}
+		if !timer.Stop() {
+			return // timed out: the batch is resolved already
+		}
+		if err != nil {
+			b.finish(batch, nil, 0, b.s.proposalError(err))
 			return
 		}
-		b.s.noteWriteOK()
 		out, ok := f.Response().([]wire.Outcome)
 		if !ok || len(out) != len(batch) {
-			b.finish(batch, nil, fmt.Errorf("ERR internal: log entry answered %T for %d commands", f.Response(), len(batch)))
+			b.finish(batch, nil, 0, fmt.Errorf("ERR internal: log entry answered %T for %d commands", f.Response(), len(batch)))
 			return
 		}
-		b.finish(batch, out, nil)
+		b.finish(batch, out, f.Index(), nil)
 	}()
 }
 
-// finish resolves a batch (with its outcomes, or all with err) and lets the
-// next partial batch go.
-func (b *batcher) finish(batch []*Pending, out []wire.Outcome, err error) {
+// finish resolves a batch (with its outcomes and log index, or all with
+// err) and lets the next partial batch go.
+func (b *batcher) finish(batch []*Pending, out []wire.Outcome, index uint64, err error) {
 	for i, p := range batch {
 		if err != nil {
 			p.resolve(nil, err)
 		} else {
+			p.index = index
 			p.resolve(out[i].Result, out[i].Err)
 		}
 	}
 	b.mu.Lock()
 	b.inflight--
-	b.cond.Signal()
+	b.cond.Broadcast()
 	b.mu.Unlock()
 }
 

@@ -17,6 +17,10 @@ var (
 	// single node is briefly a follower after a failed log write, until it
 	// elects itself again). The write was not applied.
 	ErrNoLeader = errors.New("TRYAGAIN the log has no leader at the moment; the write was not applied")
+	// ErrTransferInProgress is returned for a write proposed while this node
+	// hands the shard's leadership to another (RAFT TRANSFER, the leader
+	// balancer, a graceful shutdown). The write was not applied.
+	ErrTransferInProgress = errors.New("TRYAGAIN leadership of the shard is being transferred; the write was not applied")
 )
 
 // MisconfError is a failed log write or fsync: the write was not
@@ -58,8 +62,11 @@ func proposalError(err, lastWriteErr error) error {
 		return nil
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return ErrShuttingDown
-	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress),
-		errors.Is(err, raft.ErrAbortedByRestore):
+	case errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		// Raft refuses new entries while it hands leadership over, before
+		// appending them.
+		return ErrTransferInProgress
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrAbortedByRestore):
 		return &OutcomeUnknownError{Cause: err}
 	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
 		if lastWriteErr != nil {
@@ -76,4 +83,47 @@ func proposalError(err, lastWriteErr error) error {
 // to start on it).
 func corruptError(file string, format string, args ...any) error {
 	return fmt.Errorf("%s: %s", file, fmt.Sprintf(format, args...))
+}
+
+// NotLeaderError is a proposal or a linearizable read refused because this
+// node does not lead the shard's Raft group: another node leads it
+// (LeaderID/LeaderAddr name it) or, with both empty, no leader is known
+// (an election is under way, or no majority is reachable). Nothing was
+// applied: the client may retry, at the leader.
+type NotLeaderError struct {
+	// LeaderID and LeaderAddr are the leader's raft server ID and raft
+	// address ("" when unknown).
+	LeaderID, LeaderAddr string
+}
+
+// Error returns "TRYAGAIN this node does not lead the shard (leader <id> at
+// <addr>); the write was not applied" when the leader is known, else
+// "CLUSTERDOWN The cluster is down: the shard has no leader".
+func (e *NotLeaderError) Error() string {
+	if e.LeaderID == "" && e.LeaderAddr == "" {
+		return "CLUSTERDOWN The cluster is down: the shard has no leader"
+	}
+	return "TRYAGAIN this node does not lead the shard (leader " + e.LeaderID + " at " + e.LeaderAddr +
+		"); the write was not applied"
+}
+
+// notLeader returns the NotLeaderError naming the leader raft knows now.
+func (s *Shard) notLeader() *NotLeaderError {
+	addr, id := s.raft.LeaderWithID()
+	if st := s.raft.State(); st == raft.Leader || st == raft.Shutdown {
+		// Leading but not ready yet (barrier pending), or closed: no
+		// other node to send the client to.
+		addr, id = "", ""
+	}
+	return &NotLeaderError{LeaderID: string(id), LeaderAddr: string(addr)}
+}
+
+// proposalError maps a resolved raft apply error for this shard: a
+// clustered shard reports "not the leader" as *NotLeaderError (the client
+// should go to the leader); a single node keeps proposalError's mapping.
+func (s *Shard) proposalError(err error) error {
+	if s.clustered && err != nil && (errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout)) {
+		return s.notLeader()
+	}
+	return proposalError(err, s.lastWriteErr())
 }

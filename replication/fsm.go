@@ -67,6 +67,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		out[i] = res
 	}
+	if len(logs) > 0 {
+		f.s.noteApplied(logs[len(logs)-1].Index)
+	}
 	f.s.mu.Unlock()
 	f.changes.Add(n)
 	return out
@@ -103,8 +106,16 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 			return fmt.Errorf("restore snapshot: %w", err)
 		}
 	}
+	// The snapshot being restored is the newest in the store (at start-up
+	// raft restores the newest; a follower restores the one it was just
+	// sent), so its index is what the restored state holds.
+	var index uint64
+	if metas, err := f.s.snaps.List(); err == nil && len(metas) > 0 {
+		index = metas[0].Index
+	}
 	f.s.mu.Lock()
 	f.s.ks = ks
+	f.s.noteApplied(index)
 	f.s.mu.Unlock()
 	return nil
 }

@@ -1,10 +1,14 @@
 // Package replication is where writes are proposed: a Shard owns a keyspace
-// behind a single-node hashicorp/raft group. Every write is stamped with the
+// behind a hashicorp/raft group — a single-node group by default, or one
+// member of a multi-node group when Options.Transport is set (the Node, one
+// Shard per slot range, wires that up). Every write is stamped with the
 // proposer's clock, packed with other concurrent writes into one log entry
 // (batcher.go), made durable in <dir>/wal/ (walstore.go) or <dir>/raft.db
-// (boltstore.go), as Options.LogStore says, and applied by
-// the FSM (fsm.go) to the keyspace; the log is truncated behind snapshots in
-// <dir>/snapshots. Reads never go through the log.
+// (boltstore.go), as Options.LogStore says, committed by a majority and
+// applied by the FSM (fsm.go) to the keyspace; the log is truncated behind
+// snapshots in <dir>/snapshots. Reads never go through the log: on a
+// cluster's leader they follow VerifyRead (readindex.go); membership,
+// leadership and Info are in cluster_shard.go.
 package replication
 
 import (
@@ -70,6 +74,39 @@ const DefaultSnapshotThreshold = 8192
 // single node replays nothing before its snapshot, so only a few are kept.
 const trailingLogs = 16
 
+// clusterTrailingLogs is the default in a cluster: a follower that fell
+// less than this far behind catches up from the log instead of installing
+// a snapshot.
+const clusterTrailingLogs = 10240
+
+// DefaultQuorumTimeout bounds a write's commit when Options.QuorumTimeout is
+// zero: a write raft has not committed by then gets an OutcomeUnknownError.
+const DefaultQuorumTimeout = 5 * time.Second
+
+// Timing is raft's failure-detection timing. A zero field takes the
+// default: 20ms each for a single node (it only ever elects itself); in a
+// cluster Heartbeat 1s, Election 1s, LeaderLease 500ms.
+type Timing struct {
+	// Heartbeat is how long a follower waits without hearing from a leader
+	// before it starts an election (raft's HeartbeatTimeout).
+	Heartbeat time.Duration
+	// Election is how long a candidate waits for votes (ElectionTimeout).
+	Election time.Duration
+	// LeaderLease is how long a leader keeps leading without hearing from
+	// a majority (LeaderLeaseTimeout; at most Heartbeat).
+	LeaderLease time.Duration
+}
+
+// Member is one server of a shard's Raft configuration.
+type Member struct {
+	// ID is the raft server ID (the node ID).
+	ID string
+	// RaftAddr is its raft transport address (host:port).
+	RaftAddr string
+	// Voter is false for a non-voting member.
+	Voter bool
+}
+
 // Options configures Open.
 type Options struct {
 	// Dir is the data directory (created if missing); "" keeps everything
@@ -87,11 +124,40 @@ type Options struct {
 	SnapshotThreshold uint64
 	// Logger receives raft's warnings and errors (nil = slog.Default()).
 	Logger *slog.Logger
+
+	// NodeID is this server's raft ID ("" = "streamd", the single node).
+	NodeID string
+	// Transport is the raft transport to the other members. nil runs the
+	// single-node shard of before the cluster: an in-memory transport,
+	// self-bootstrap when the directory is empty, and Open waits until
+	// the node leads and has applied its log.
+	Transport raft.Transport
+	// Bootstrap, with Transport set, lists the voters (self included) a
+	// new shard (no state on disk) bootstraps with. nil starts a new shard
+	// empty, to be added to an existing group by its leader (join). Ignored
+	// when the directory already holds state.
+	Bootstrap []Member
+	// Timing is raft's timing (zero fields = defaults, see Timing).
+	Timing Timing
+	// QuorumTimeout bounds a write's commit (0 = DefaultQuorumTimeout): a
+	// write not committed by then fails with OutcomeUnknownError.
+	QuorumTimeout time.Duration
+	// OnLeader, if set, is called when this node gains (true) or loses
+	// (false) leadership of the shard: on its own goroutine, in order,
+	// never concurrently. A gain is reported only once the new leader has
+	// applied everything committed before it (a raft barrier); Close
+	// reports a loss if a gain was the last thing reported.
+	OnLeader func(leader bool)
+	// TrailingLogs is how many log entries stay behind a snapshot (0 = 16
+	// for a single node, 10240 in a cluster).
+	TrailingLogs uint64
 }
 
-// Shard owns one keyspace behind a single-node Raft log. Writes go through
-// Propose/ProposeAsync (log order = call order), reads through Query under
-// the read lock. It is safe for concurrent use.
+// Shard owns one keyspace behind a Raft log (single node, or one member of
+// a group). Writes go through Propose/ProposeAsync (log order = call order;
+// on a follower they fail fast with *NotLeaderError), reads through Query
+// under the read lock (after VerifyRead for a linearizable read in a
+// cluster). It is safe for concurrent use.
 type Shard struct {
 	// mu guards ks: the FSM applies under the write lock, Query and
 	// snapshot capture run under the read lock.
@@ -117,6 +183,23 @@ type Shard struct {
 	syncDone  chan struct{}
 	closeOnce sync.Once
 	closeErr  error
+
+	// clustered is set when Options.Transport was given.
+	clustered     bool
+	quorumTimeout time.Duration
+	snaps         raft.SnapshotStore
+	lead          leadership
+	reads         readCoalescer
+	// applied is the index of the last log entry whose effect the keyspace
+	// holds (last command/configuration entry applied, or the snapshot
+	// restored); written under mu's write lock. appliedMu/appliedCh
+	// wake WaitApplied when it moves.
+	applied        atomic.Uint64
+	appliedMu      sync.Mutex
+	appliedCh      chan struct{}
+	appliedWaiters atomic.Int32
+	// logs is raft's log store (WaitApplied reads entry types from it).
+	logs raft.LogStore
 }
 
 // shardStats holds what Stats reports.
@@ -153,8 +236,9 @@ func NewShard() *Shard {
 // checks what it will load — the newest snapshot (raft's CRC and the
 // snapshot's own checksum) and every log entry after it — and refuses to
 // start, naming the file and what is wrong, rather than start empty or
-// partial. It returns once the node leads its group and has applied its
-// whole log.
+// partial. Without a Transport it returns once the node leads its group and
+// has applied its whole log; with one, once raft has started (leadership
+// is reported through IsLeader and OnLeader).
 func Open(opts Options) (*Shard, error) { return open(opts, hooks{}) }
 
 func open(opts Options, h hooks) (_ *Shard, err error) {
@@ -167,7 +251,14 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	if h.clock == nil {
 		h.clock = wallClock
 	}
-	s := &Shard{ks: state.New(), opts: opts, clock: h.clock}
+	if opts.NodeID == "" {
+		opts.NodeID = "streamd"
+	}
+	s := &Shard{ks: state.New(), opts: opts, clock: h.clock, clustered: opts.Transport != nil,
+		quorumTimeout: opts.QuorumTimeout, appliedCh: make(chan struct{})}
+	if s.quorumTimeout <= 0 {
+		s.quorumTimeout = DefaultQuorumTimeout
+	}
 	s.fsync.Store(int32(opts.Fsync))
 	s.fsm = &fsm{s: s}
 	s.stats.lastSaveUnix = time.Now().Unix()
@@ -233,39 +324,53 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		logs = h.wrapLogs(logs)
 	}
 
-	// One voter, no network: the node elects itself one election timeout
-	// after start, and the lease check (every LeaderLeaseTimeout on an
-	// idle leader) can only count itself. Short timeouts make Open fast;
-	// 20ms keeps an idle shard's wake-ups low.
-	conf := raft.DefaultConfig()
-	conf.LocalID = "streamd"
-	conf.HeartbeatTimeout = 20 * time.Millisecond
-	conf.ElectionTimeout = 20 * time.Millisecond
-	conf.LeaderLeaseTimeout = 20 * time.Millisecond
-	conf.CommitTimeout = 5 * time.Millisecond
-	conf.BatchApplyCh = true
-	conf.MaxAppendEntries = 64
-	conf.SnapshotThreshold = opts.SnapshotThreshold
-	conf.SnapshotInterval = 10 * time.Second
-	conf.TrailingLogs = trailingLogs
-	conf.Logger = hlog
-	addr, trans := raft.NewInmemTransport(raft.ServerAddress(conf.LocalID))
+	s.snaps, s.logs = snaps, logs
+	conf := s.raftConfig(hlog)
+	// Buffered and drained by the leadership goroutine at once: raft
+	// blocks on this channel.
+	notify := make(chan bool, 16)
+	conf.NotifyCh = notify
+	trans := opts.Transport
+	var addr raft.ServerAddress
+	if trans == nil {
+		addr, trans = raft.NewInmemTransport(raft.ServerAddress(conf.LocalID))
+	}
 	exists, err := raft.HasExistingState(logs, stable, snaps)
 	if err != nil {
 		return nil, err
 	}
-	if !exists {
-		cfg := raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
-		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, cfg); err != nil {
+	var boot *raft.Configuration
+	switch {
+	case exists:
+	case !s.clustered:
+		boot = &raft.Configuration{Servers: []raft.Server{{ID: conf.LocalID, Address: addr}}}
+	case opts.Bootstrap != nil:
+		boot = &raft.Configuration{}
+		for _, m := range opts.Bootstrap {
+			sv := raft.Server{ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.RaftAddr), Suffrage: raft.Voter}
+			if !m.Voter {
+				sv.Suffrage = raft.Nonvoter
+			}
+			boot.Servers = append(boot.Servers, sv)
+		}
+	}
+	if boot != nil {
+		if err := raft.BootstrapCluster(conf, logs, stable, snaps, trans, *boot); err != nil {
 			return nil, fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
+	s.lead.start(notify)
 	if s.raft, err = raft.NewRaft(conf, s.fsm, logs, stable, snaps, trans); err != nil {
+		s.lead.stop(nil)
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
-	if err := s.waitReady(); err != nil {
-		s.raft.Shutdown()
-		return nil, err
+	go s.lead.run(s)
+	if !s.clustered {
+		if err := s.waitReady(); err != nil {
+			s.raft.Shutdown()
+			s.lead.stop(nil)
+			return nil, err
+		}
 	}
 	s.mu.RLock()
 	lastNow := s.ks.LastNow()
@@ -293,14 +398,65 @@ func (s *Shard) waitReady() error {
 	if err := s.raft.Barrier(0).Error(); err != nil {
 		return fmt.Errorf("replay the log: %w", err)
 	}
+	// The leadership goroutine runs its own barrier before it marks the
+	// shard ready (IsLeader); that one follows ours at once.
+	for !s.IsLeader() {
+		if time.Now().After(deadline) {
+			return errors.New("raft did not report this node ready to lead within 30s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return nil
+}
+
+// raftConfig returns raft's configuration for the options: today's fast
+// single-voter timing without a transport, cluster defaults with one.
+func (s *Shard) raftConfig(hlog hclog.Logger) *raft.Config {
+	// One voter, no network: the node elects itself one election timeout
+	// after start, and the lease check (every LeaderLeaseTimeout on an
+	// idle leader) can only count itself. Short timeouts make Open fast;
+	// 20ms keeps an idle shard's wake-ups low.
+	def := Timing{Heartbeat: 20 * time.Millisecond, Election: 20 * time.Millisecond, LeaderLease: 20 * time.Millisecond}
+	trailing := uint64(trailingLogs)
+	if s.clustered {
+		def = Timing{Heartbeat: time.Second, Election: time.Second, LeaderLease: 500 * time.Millisecond}
+		trailing = clusterTrailingLogs
+	}
+	t := s.opts.Timing
+	if t.Heartbeat <= 0 {
+		t.Heartbeat = def.Heartbeat
+	}
+	if t.Election <= 0 {
+		t.Election = def.Election
+	}
+	if t.LeaderLease <= 0 {
+		t.LeaderLease = min(def.LeaderLease, t.Heartbeat)
+	}
+	if s.opts.TrailingLogs > 0 {
+		trailing = s.opts.TrailingLogs
+	}
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(s.opts.NodeID)
+	conf.HeartbeatTimeout = t.Heartbeat
+	conf.ElectionTimeout = t.Election
+	conf.LeaderLeaseTimeout = t.LeaderLease
+	conf.CommitTimeout = 5 * time.Millisecond
+	conf.BatchApplyCh = true
+	conf.MaxAppendEntries = 64
+	conf.SnapshotThreshold = s.opts.SnapshotThreshold
+	conf.SnapshotInterval = 10 * time.Second
+	conf.TrailingLogs = trailing
+	conf.Logger = hlog
+	return conf
 }
 
 // Propose proposes a write and waits for its outcome: the engine's result
 // (an engine error such as NOGROUP is returned as the error), or a
-// replication error (MisconfError, OutcomeUnknownError, ErrShuttingDown,
-// ErrNoLeader). A nil error means the write is in the log (fsynced under
-// FsyncAlways) and applied.
+// replication error (MisconfError, OutcomeUnknownError — also when raft
+// has not committed it within the quorum timeout —, ErrShuttingDown,
+// ErrNoLeader on a single node, *NotLeaderError in a cluster). A nil error
+// means the write is in a majority's log (fsynced under FsyncAlways) and
+// applied here.
 func (s *Shard) Propose(cmd wire.Command) (any, error) { return s.ProposeAsync(cmd).Wait() }
 
 // ProposeAsync queues a write and returns at once. Writes enter the log in
@@ -510,8 +666,8 @@ func (s *Shard) Stats() Stats {
 }
 
 // Ready reports why the shard cannot take writes now ("" when it can): it
-// is shut down, or this node does not lead its Raft group (the cluster issue
-// adds followers; a single node leads from Open until Close).
+// is shut down, or this node does not lead its Raft group (a single node
+// leads from Open until Close; in a cluster, see also IsLeader).
 func (s *Shard) Ready() string {
 	switch st := s.raft.State(); st {
 	case raft.Leader:
@@ -524,9 +680,11 @@ func (s *Shard) Ready() string {
 }
 
 // Close shuts the shard down: it stops accepting proposals (they fail with
-// ErrShuttingDown), lets every queued and in-flight proposal finish, takes a
-// snapshot if save is set, shuts raft down, syncs and closes the log and
-// releases the directory lock. Calling it again returns the first result.
+// ErrShuttingDown), lets every queued and in-flight proposal finish (each
+// within the quorum timeout), takes a snapshot if save is set, shuts raft
+// down, syncs and closes the log and releases the directory lock. It does
+// not hand leadership to another member first (the Node decides that).
+// Calling it again returns the first result.
 func (s *Shard) Close(save bool) error {
 	s.closeOnce.Do(func() {
 		var errs []error
@@ -539,6 +697,7 @@ func (s *Shard) Close(save bool) error {
 		if err := s.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, fmt.Errorf("shut raft down: %w", err))
 		}
+		s.lead.stop(s.opts.OnLeader)
 		if s.store != nil {
 			close(s.stopSync)
 			<-s.syncDone

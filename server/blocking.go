@@ -44,6 +44,9 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 	}
 	db := p.Op.Database()
 	names := p.Op.Keys()
+	// Captured before the first try: if this node stops leading the keys'
+	// shard from here on, the wait ends with the failover error.
+	lost := s.lostChan(s.opShard(c, names))
 	keys := make([]keywait.Key, len(names))
 	for i, k := range names {
 		keys[i] = keywait.Key{DB: db, Name: k}
@@ -72,11 +75,13 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 			// entry): let the next waiter on the key try.
 			w.Done()
 		}
-		switch c.WaitBlocked(deadline, w.Wake()) {
+		switch c.waitBlocked(deadline, w.Wake(), lost) {
 		case BlockWoken:
 			woken = true
 		case BlockUnblockedError:
 			return ErrUnblocked
+		case BlockFailover:
+			return errFailoverUnblocked
 		default: // timeout, CLIENT UNBLOCK TIMEOUT, closed connection
 			return NullArray{}
 		}
@@ -104,7 +109,7 @@ func (s *Server) groupWaitError(db int, names []string) Reply {
 		uniq[k] = true
 	}
 	for k := range uniq {
-		res, err := s.shard.Query(wire.Exists{DB: db, Names: []string{k}})
+		res, err := s.keyShard(k).Query(wire.Exists{DB: db, Names: []string{k}})
 		if n, _ := res.(int64); err == nil && n == 0 {
 			return errUnblockedNoKey
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"streamd/internal/glob"
-	"streamd/replication/wire"
 )
 
 // configCommand is CONFIG GET / SET / RESETSTAT / HELP.
@@ -42,8 +41,9 @@ func (s *Server) cmdCONFIGGET(c *Client, args [][]byte) Reply {
 
 // cmdCONFIGSET is CONFIG SET name value [name value ...]: all or nothing,
 // with Redis's error texts. stream-node-max-entries/bytes change what the
-// state machine does, so they go through the log as a wire.ConfigSet;
-// appendfsync reconfigures this node's shard (Shard.SetFsync).
+// state machine does, so they go through the log of every shard as a
+// wire.ConfigSet (fanout.go); appendfsync reconfigures this node's shards
+// (Shard.SetFsync).
 func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	if len(args)%2 != 0 {
 		return ErrorReply("ERR wrong number of arguments for 'config|set' command")
@@ -77,12 +77,15 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 			return configSetError(ch.p.name, err.Error())
 		}
 	}
+	s.cfgMu.Unlock()
+	// Propose and reconfigure without holding cfgMu: a replicated setting
+	// may be forwarded to another node, which may at that moment be
+	// forwarding its own CONFIG SET here.
 	for _, ch := range changes {
 		if !ch.p.engine {
 			continue
 		}
-		if _, err := s.shard.Propose(wire.ConfigSet{Name: ch.p.name, Value: ch.p.get(&next)}); err != nil {
-			s.cfgMu.Unlock()
+		if err := s.proposeConfig(c, ch.p.name, ch.p.get(&next)); err != nil {
 			return configSetError(ch.p.name, err.Error())
 		}
 	}
@@ -90,12 +93,18 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 		if ch.p.local == nil {
 			continue
 		}
-		if err := ch.p.local(s.shard, &next); err != nil {
-			s.cfgMu.Unlock()
-			return configSetError(ch.p.name, err.Error())
+		for i := range s.node.NumShards() {
+			if err := ch.p.local(s.node.Shard(i), &next); err != nil {
+				return configSetError(ch.p.name, err.Error())
+			}
 		}
 	}
-	s.cfg = next
+	// Store only the parameters this command set (another CONFIG SET may
+	// have changed others meanwhile); they were validated above.
+	s.cfgMu.Lock()
+	for _, ch := range changes {
+		ch.p.set(&s.cfg, ch.value)
+	}
 	s.cfgMu.Unlock()
 	return OK
 }

@@ -93,12 +93,16 @@ func cmdHELLO(c *Client, args [][]byte) Reply {
 		c.mu.Unlock()
 	}
 	c.proto.Store(int32(proto))
+	mode := "standalone"
+	if s.clusterMode {
+		mode = "cluster"
+	}
 	return Map{
 		{BulkString("server"), BulkString("redis")},
 		{BulkString("version"), BulkString(serverVersion)},
 		{BulkString("proto"), Int(proto)},
 		{BulkString("id"), Int(c.id)},
-		{BulkString("mode"), BulkString("standalone")},
+		{BulkString("mode"), BulkString(mode)},
 		{BulkString("role"), BulkString("master")},
 		{BulkString("modules"), Array{}},
 	}

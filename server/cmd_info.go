@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"streamd/replication"
 	"streamd/replication/state"
 )
 
@@ -32,7 +33,7 @@ var infoSections = []struct {
 	{"modules", "Modules", true, func(*Server, *strings.Builder) {}},
 	{"commandstats", "Commandstats", false, (*Server).infoCommandStats},
 	{"errorstats", "Errorstats", true, (*Server).infoErrorStats},
-	{"cluster", "Cluster", true, func(_ *Server, b *strings.Builder) { infoLine(b, "cluster_enabled", "0") }},
+	{"cluster", "Cluster", true, (*Server).infoCluster},
 	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
 }
 
@@ -92,7 +93,11 @@ func (s *Server) infoServer(b *strings.Builder) {
 	infoLine(b, "redis_version", serverVersion)
 	infoLine(b, "redis_git_sha1", "00000000")
 	infoLine(b, "redis_git_dirty", "0")
-	infoLine(b, "redis_mode", "standalone")
+	mode := "standalone"
+	if cfg.ClusterEnabled {
+		mode = "cluster"
+	}
+	infoLine(b, "redis_mode", mode)
 	infoLine(b, "os", osName)
 	infoInt(b, "arch_bits", int64(strconv.IntSize))
 	infoLine(b, "multiplexing_api", "go-netpoll")
@@ -163,12 +168,41 @@ func humanBytes(n uint64) string {
 	}
 }
 
-// infoPersistence reports the shard's snapshots ("rdb_*": streamd's RDB is
-// the Raft snapshot) and its log ("aof_*": the Raft log, always on), with
+// localStats sums the persistence state over this node's shards: counts
+// add up, a save in progress or a failure anywhere shows, the last save
+// time is the oldest shard's (every shard has saved since then), and the
+// single-valued indexes are shard 0's (per-shard figures are in INFO
+// replication's shard<i> lines).
+func (s *Server) localStats() replication.Stats {
+	st := s.node.Shard(0).Stats()
+	for i := 1; i < s.node.NumShards(); i++ {
+		o := s.node.Shard(i).Stats()
+		st.ChangesSinceSave += o.ChangesSinceSave
+		st.Saves += o.Saves
+		st.SaveInProgress = st.SaveInProgress || o.SaveInProgress
+		st.LastSaveOK = st.LastSaveOK && o.LastSaveOK
+		if st.LastSaveErr == "" {
+			st.LastSaveErr = o.LastSaveErr
+		}
+		if st.LastWriteErr == "" {
+			st.LastWriteErr = o.LastWriteErr
+		}
+		st.WriteErrors += o.WriteErrors
+		st.LastSaveUnix = min(st.LastSaveUnix, o.LastSaveUnix)
+		st.Batches += o.Batches
+		st.Proposals += o.Proposals
+	}
+	return st
+}
+
+// infoPersistence reports the shards' snapshots ("rdb_*": streamd's RDB is
+// the Raft snapshot) and logs ("aof_*": the Raft log, always on), with
 // Redis's field names so tools that read them keep working, plus streamd's
-// own figures (log index, fsync policy, group commit) at the end.
+// own figures (log index, fsync policy, group commit) at the end. With
+// several shards the figures are summed over this node's shards (see
+// localStats).
 func (s *Server) infoPersistence(b *strings.Builder) {
-	st := s.shard.Stats()
+	st := s.localStats()
 	bgRunning, bgCurrent, bgOK, bgLast := s.persist.bgsaveInfo()
 	lastSave := st.LastSaveUnix
 	if lastSave <= 0 {
@@ -220,13 +254,76 @@ func (s *Server) infoStats(b *strings.Builder) {
 	infoInt(b, "total_error_replies", st.errorReplies.Load())
 }
 
+// infoReplication maps the shards' Raft roles onto Redis's fields. The node
+// is "master" when it leads every shard; its other voters are its
+// "slaves" (state online when they answer, offline otherwise). Otherwise it
+// is a "slave" of shard 0's leader (master_host/master_port: that node's
+// client address; master_link_status up while a leader is known and
+// reachable). master_repl_offset is shard 0's applied index here. streamd
+// adds "shards" and one shard<i> line per shard (role, term, leader, slot
+// range, commit/applied/last log/last snapshot index, voters).
 func (s *Server) infoReplication(b *strings.Builder) {
-	infoLine(b, "role", "master")
-	infoInt(b, "connected_slaves", 0)
+	n := s.node.NumShards()
+	leadsAll := true
+	for i := 0; i < n; i++ {
+		if !s.node.Shard(i).IsLeader() {
+			leadsAll = false
+		}
+	}
+	applied := int64(s.node.Shard(0).Info().AppliedIndex)
+	if leadsAll {
+		infoLine(b, "role", "master")
+		var slaves []memberView
+		if ms, err := s.node.Shard(0).Members(); err == nil {
+			for _, m := range ms {
+				if m.Voter && m.ID != s.nodeID() {
+					slaves = append(slaves, s.member(nil, m.ID, m.RaftAddr))
+				}
+			}
+		}
+		infoInt(b, "connected_slaves", int64(len(slaves)))
+		for i, m := range slaves {
+			state := "online"
+			if !m.ok {
+				state = "offline"
+			}
+			infoLine(b, "slave"+strconv.Itoa(i), "ip="+m.host+",port="+strconv.Itoa(m.port)+",state="+state+",id="+m.id)
+		}
+	} else {
+		infoLine(b, "role", "slave")
+		id, addr := s.node.Leader(0)
+		var m memberView
+		if id != "" {
+			m = s.member(nil, id, addr)
+		}
+		link := "up"
+		if !m.ok {
+			link = "down"
+		}
+		infoLine(b, "master_host", m.host)
+		infoInt(b, "master_port", int64(m.port))
+		infoLine(b, "master_link_status", link)
+		infoLine(b, "master_id", id)
+		infoInt(b, "master_sync_in_progress", 0)
+		infoInt(b, "slave_repl_offset", applied)
+		infoInt(b, "slave_read_only", 1)
+		infoInt(b, "connected_slaves", 0)
+	}
 	infoLine(b, "master_failover_state", "no-failover")
-	infoInt(b, "master_repl_offset", 0)
+	infoInt(b, "master_repl_offset", applied)
 	infoInt(b, "second_repl_offset", -1)
 	infoInt(b, "repl_backlog_active", 0)
+	s.shardLines(b)
+}
+
+// infoCluster is INFO cluster: cluster_enabled 1 in cluster mode (Redis's
+// field), then whether this node is a Raft cluster member and its ID.
+func (s *Server) infoCluster(b *strings.Builder) {
+	infoInt(b, "cluster_enabled", boolInt(s.config().ClusterEnabled))
+	if s.node.Clustered() {
+		infoInt(b, "raft_clustered", 1)
+		infoLine(b, "raft_node_id", s.nodeID())
+	}
 }
 
 func (s *Server) infoCPU(b *strings.Builder) {

@@ -86,13 +86,19 @@ func shardErrorReply(err error) ErrorReply {
 	return ErrorReply("ERR " + msg)
 }
 
-// save snapshots the shard now (logging a failure).
+// save snapshots every shard of this node now (logging a failure); the
+// first error is returned after trying them all.
 func (s *Server) save() error {
-	err := s.shard.Save()
-	if err != nil {
-		s.log.Warn("save failed", "err", err)
+	var first error
+	for i := range s.node.NumShards() {
+		if err := s.node.Shard(i).Save(); err != nil {
+			s.log.Warn("save failed", "shard", i, "err", err)
+			if first == nil {
+				first = err
+			}
+		}
 	}
-	return err
+	return first
 }
 
 // cmdSAVE is SAVE: snapshot now and answer +OK, or the error; refused while
@@ -181,13 +187,21 @@ func (p *persistState) bgsaveInfo() (running bool, currentSec int64, lastOK bool
 	return p.bgsaveRunning, currentSec, p.lastBgsaveErr == nil, lastSec
 }
 
-// lastSaveUnix is LASTSAVE: the time of the last successful snapshot, or
-// the server's start when there has been none (Redis starts it at boot).
+// lastSaveUnix is LASTSAVE: the time of the last successful snapshot (the
+// oldest over this node's shards: everything is saved as of then), or the
+// server's start when a shard has none yet (Redis starts it at boot).
 func (s *Server) lastSaveUnix() int64 {
-	if t := s.shard.Stats().LastSaveUnix; t > 0 {
-		return t
+	var oldest int64
+	for i := range s.node.NumShards() {
+		t := s.node.Shard(i).Stats().LastSaveUnix
+		if t <= 0 {
+			return s.startTime.Unix()
+		}
+		if oldest == 0 || t < oldest {
+			oldest = t
+		}
 	}
-	return s.startTime.Unix()
+	return oldest
 }
 
 // cmdLASTSAVE is LASTSAVE.

@@ -5,37 +5,36 @@ import (
 	"time"
 )
 
-// serverCommands are INFO, CONFIG, COMMAND, CLUSTER, WAIT, TIME and the
-// persistence commands (SAVE, BGSAVE, LASTSAVE, SHUTDOWN).
+// serverCommands are INFO, CONFIG, COMMAND, CLUSTER (with READONLY and
+// READWRITE), RAFT, WAIT, TIME and the persistence commands (SAVE, BGSAVE,
+// LASTSAVE, SHUTDOWN).
 func (s *Server) serverCommands() []*Command {
-	return append([]*Command{
+	cmds := append([]*Command{
 		{Name: "info", Arity: -1, Flags: []string{"loading", "stale"}, ACL: []string{"@slow", "@dangerous"},
 			Summary: "Returns information and statistics about the server.", Since: "1.0.0", Group: "server",
 			Handler: s.cmdINFO},
 		s.configCommand(),
 		s.commandCommand(),
-		{Name: "cluster", Arity: -2, ACL: []string{"@slow"},
-			Summary: "A container for Redis Cluster commands.", Since: "3.0.0", Group: "cluster",
-			Handler: cmdCLUSTER},
+		s.raftCommand(),
 		{Name: "wait", Arity: 3, Flags: []string{"noscript"}, ACL: []string{"@slow", "@connection"},
 			Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
-			Since:   "3.0.0", Group: "generic", Handler: cmdWAIT},
+			Since:   "3.0.0", Group: "generic", Handler: s.cmdWAIT},
 		{Name: "time", Arity: 1, Flags: []string{"loading", "stale", "fast"}, ACL: []string{"@fast"},
 			Summary: "Returns the server time.", Since: "2.6.0", Group: "server", Handler: cmdTIME},
 	}, s.persistCommands()...)
+	return append(cmds, s.clusterCommands()...)
 }
 
-// cmdCLUSTER answers every CLUSTER subcommand as a non-cluster Redis does
-// (rueidis and go-redis probe for exactly this text).
-func cmdCLUSTER(c *Client, args [][]byte) Reply {
-	return ErrorReply("ERR This instance has cluster support disabled")
-}
-
-// cmdWAIT is WAIT numreplicas timeout. A single node has no replicas, so
-// the answer is 0; like a Redis master without replicas, asking for one or
-// more replicas waits for the timeout first (0 = forever, until CLIENT
-// UNBLOCK or the connection closes).
-func cmdWAIT(c *Client, args [][]byte) Reply {
+// cmdWAIT is WAIT numreplicas timeout: how many other voters of the shard
+// of the client's last write have applied it (Node.ReplicasHolding),
+// waiting up to timeout ms (0 = forever, until CLIENT UNBLOCK or the
+// connection closes) for numreplicas of them. A write that was forwarded to
+// another node's leader is asked about there (forwardWAIT relays WAIT
+// upstream). Without a write, it counts the voters that applied anything
+// of shard 0. A single node has no replicas, so the answer is 0; like a
+// Redis master without replicas, asking for one or more waits for the
+// timeout first. Inside MULTI, or with numreplicas ≤ 0, it answers at once.
+func (s *Server) cmdWAIT(c *Client, args [][]byte) Reply {
 	n, err := strconv.ParseInt(string(args[1]), 10, 64)
 	if err != nil {
 		return ErrorReply("ERR value is not an integer or out of range")
@@ -47,18 +46,63 @@ func cmdWAIT(c *Client, args [][]byte) Reply {
 	if ms < 0 {
 		return ErrorReply("ERR timeout is negative")
 	}
+	if !c.inMulti() {
+		if r, ok := s.forwardWAIT(c, args); ok {
+			return r
+		}
+	}
+	shard, index, wrote := c.lastWrite()
+	if !wrote || index == 0 {
+		shard, index = 0, 1
+	}
+	count := func() int64 {
+		if !s.node.Clustered() {
+			return 0
+		}
+		return int64(s.node.ReplicasHolding(shard, index))
+	}
 	if n <= 0 || c.inMulti() {
-		return Int(0)
+		return Int(count())
 	}
 	var deadline time.Time
 	if ms > 0 {
 		deadline = time.Now().Add(time.Duration(ms) * time.Millisecond)
 	}
-	if c.WaitBlocked(deadline, nil) == BlockUnblockedError {
+	if !s.node.Clustered() {
+		if c.WaitBlocked(deadline, nil) == BlockUnblockedError {
+			return ErrUnblocked
+		}
+		return Int(0)
+	}
+	// A poller asks the replicas every ~5ms and wakes the client once
+	// enough hold the write; the client stays blocked (CLIENT UNBLOCK,
+	// a closing connection and the timeout work as for any blocked client).
+	wake, stop := make(chan struct{}), make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(waitPollInterval)
+		defer t.Stop()
+		for {
+			if count() >= n {
+				close(wake)
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	if c.WaitBlocked(deadline, wake) == BlockUnblockedError {
 		return ErrUnblocked
 	}
-	return Int(0)
+	return Int(count())
 }
+
+// waitPollInterval is how often WAIT asks the replicas for their applied
+// index.
+const waitPollInterval = 5 * time.Millisecond
 
 // cmdTIME is TIME: seconds and microseconds as bulk strings.
 func cmdTIME(c *Client, args [][]byte) Reply {

@@ -24,6 +24,11 @@ type txState struct {
 	execing bool
 	watched []watchedKey
 	dirty   atomic.Bool
+	// shard is the shard of the transaction's keys (queued and watched),
+	// -1 before the first; remoteWatch is the raft address of the node
+	// whose upstream holds the client's WATCHes, "" when they are here.
+	shard       int
+	remoteWatch string
 }
 
 // queuedCmd is one command queued by MULTI.
@@ -81,7 +86,7 @@ func txCommands() []*Command {
 // txOf returns c's transaction state, creating it.
 func (c *Client) txOf() *txState {
 	if c.tx == nil {
-		c.tx = &txState{}
+		c.tx = &txState{shard: -1}
 	}
 	return c.tx
 }
@@ -137,6 +142,9 @@ func cmdDISCARD(c *Client, args [][]byte) Reply {
 func (s *Server) discardMulti(c *Client) {
 	if c.tx != nil {
 		c.tx.multi, c.tx.queue, c.tx.errored = false, nil, false
+		if len(c.tx.watched) == 0 && c.tx.remoteWatch == "" {
+			c.tx.shard = -1
+		}
 	}
 }
 
@@ -172,7 +180,7 @@ func (s *Server) watch(c *Client, keys [][]byte) {
 		if dup {
 			continue
 		}
-		res, err := s.shard.Query(wire.Exists{DB: db, Names: []string{key.Name}})
+		res, err := s.keyShard(key.Name).Query(wire.Exists{DB: db, Names: []string{key.Name}})
 		n, _ := res.(int64)
 		tx.watched = append(tx.watched, watchedKey{key: key, existed: err == nil && n > 0})
 		h.watchMu.Lock()
@@ -207,6 +215,9 @@ func (s *Server) unwatchAll(c *Client) {
 	}
 	tx.watched = nil
 	tx.dirty.Store(false)
+	if !tx.multi && tx.remoteWatch == "" {
+		tx.shard = -1
+	}
 }
 
 // dirtyWatchers marks the clients watching keys of db dirty.
@@ -245,7 +256,7 @@ func (s *Server) watchedExpired(tx *txState) bool {
 		if !w.existed {
 			continue
 		}
-		res, err := s.shard.Query(wire.Exists{DB: w.key.DB, Names: []string{w.key.Name}})
+		res, err := s.keyShard(w.key.Name).Query(wire.Exists{DB: w.key.DB, Names: []string{w.key.Name}})
 		if n, _ := res.(int64); err == nil && n == 0 {
 			return true
 		}
@@ -265,7 +276,7 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 		return errExecNoMulti
 	}
 	tx := c.tx
-	queue, errored := tx.queue, tx.errored
+	queue, errored, shard := tx.queue, tx.errored, max(tx.shard, 0)
 	s.discardMulti(c)
 	defer s.unwatchAll(c)
 	if errored {
@@ -325,11 +336,26 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 	s.trackRead(c, reads)
 	start := time.Now()
 	cmd := wire.Exec{DB: startDB, Ops: ops}
-	res, err := s.shard.Propose(cmd)
+	if s.routed {
+		for _, op := range ops {
+			if len(op.Keys()) > 0 {
+				shard = s.opShard(c, op.Keys())
+				break
+			}
+		}
+	}
+	p := s.node.Shard(shard).ProposeAsync(cmd)
+	res, err := p.Wait()
 	e := effects(cmd, res, err)
 	s.markDirty(e)
 	unlock()
+	c.noteWrite(shard, p, err)
 	s.notify(c, e)
+	if c.notLeader {
+		// The shard moved away after routing: nothing was applied.
+		c.notLeader = false
+		return errorFormat(err)
+	}
 	outs, _ := res.([]wire.Outcome)
 	j := 0
 	for i, p := range plans {

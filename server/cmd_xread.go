@@ -177,7 +177,7 @@ func resolveDollar(s *Server, p *Plan, dollar []int) Reply {
 	for i, j := range dollar {
 		names[i] = q.Streams[j].Key
 	}
-	res, err := s.shard.Query(wire.LastIDs{DB: q.DB, Names: names})
+	res, err := s.keyShard(names[0]).Query(wire.LastIDs{DB: q.DB, Names: names})
 	if err != nil {
 		return errorFormat(err)
 	}
@@ -232,7 +232,7 @@ func cmdXREADGROUP(c *Client, args [][]byte) (*Plan, Reply) {
 // first.
 func groupCheckedError(c *Client, a *xreadArgs, i int, idErr Reply) Reply {
 	for _, k := range a.keys[:i+1] {
-		res, err := c.Server().Shard().Query(wire.XInfoGroups{Base: wire.Base{DB: c.DB(), Key: string(k)}})
+		res, err := c.srv.keyShard(string(k)).Query(wire.XInfoGroups{Base: wire.Base{DB: c.DB(), Key: string(k)}})
 		found := false
 		if err == nil {
 			for _, g := range res.([]state.GroupInfo) {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"streamd/replication"
 )
@@ -55,11 +57,61 @@ type Config struct {
 	// /metrics, /healthz and /readyz endpoints (see Server.MetricsHandler);
 	// "" turns them off. Read from the file or the command line only.
 	MetricsAddr string
+
+	// Cluster settings (issue 4). All are read from the file or the command
+	// line only: CONFIG SET refuses them. With NodeID empty the server is
+	// the embedded single node of earlier releases (no network, data in dir).
+
+	// NodeID is "node-id": this node's Raft server ID ("" = single node).
+	NodeID string
+	// RaftAddr is "raft-addr": host:port of the one Raft TCP port (all
+	// shards, the internal RPCs and forwarded client commands). It is
+	// trusted: never expose it outside the cluster's network.
+	RaftAddr string
+	// Bootstrap is "bootstrap" (yes/no): start a new cluster with this node
+	// as every shard's only voter.
+	Bootstrap bool
+	// Join is "join": a member's client host:port; at start-up the node
+	// asks it (RAFT ADD) to add this node to every shard.
+	Join string
+	// Peers is "peers": a static member list "id=host:port,..." (raft
+	// addresses, self included) every node bootstraps with.
+	Peers string
+	// Shards is "shards": how many Raft groups the 16384 slots are split
+	// into (default 1). A data directory keeps the count it was created with.
+	Shards int
+	// ClusterEnabled is "cluster-enabled" (Redis's name): answer MOVED for
+	// keys of shards led elsewhere and serve CLUSTER SLOTS/SHARDS/NODES, so
+	// cluster clients route themselves. Off (the default), any node
+	// forwards such commands to the leader and relays the reply.
+	ClusterEnabled bool
+	// RaftHeartbeatTimeout is "raft-heartbeat-timeout" (default 1s).
+	RaftHeartbeatTimeout time.Duration
+	// RaftElectionTimeout is "raft-election-timeout" (default 1s).
+	RaftElectionTimeout time.Duration
+	// RaftLeaseTimeout is "raft-lease-timeout" (default 500ms).
+	RaftLeaseTimeout time.Duration
+	// QuorumTimeout is "quorum-timeout": how long a write may wait for a
+	// majority before it fails with "ERR outcome unknown" (default 5s).
+	QuorumTimeout time.Duration
+	// BalanceLeaders is "balance-leaders" (yes/no, default yes): spread
+	// shard leadership over the voters.
+	BalanceLeaders bool
 }
+
+// Cluster defaults (DefaultConfig).
+const (
+	DefaultRaftHeartbeatTimeout = time.Second
+	DefaultRaftElectionTimeout  = time.Second
+	DefaultRaftLeaseTimeout     = 500 * time.Millisecond
+	DefaultQuorumTimeout        = 5 * time.Second
+)
 
 // DefaultConfig returns Redis's defaults: 127.0.0.1:6379, dir ./data,
 // maxclients 10000, proto-max-bulk-len 512mb, stream nodes of 100 entries
-// or 4096 bytes; and streamd's own: metrics on 127.0.0.1:9121.
+// or 4096 bytes; and streamd's own: metrics on 127.0.0.1:9121, one shard,
+// Raft heartbeat/election 1s, lease 500ms, quorum timeout 5s, leaders
+// balanced.
 func DefaultConfig() Config {
 	return Config{
 		Bind:                 "127.0.0.1",
@@ -73,6 +125,12 @@ func DefaultConfig() Config {
 		LogLevel:             "notice",
 		AppendFsync:          "always",
 		MetricsAddr:          "127.0.0.1:9121",
+		Shards:               1,
+		RaftHeartbeatTimeout: DefaultRaftHeartbeatTimeout,
+		RaftElectionTimeout:  DefaultRaftElectionTimeout,
+		RaftLeaseTimeout:     DefaultRaftLeaseTimeout,
+		QuorumTimeout:        DefaultQuorumTimeout,
+		BalanceLeaders:       true,
 	}
 }
 
@@ -138,6 +196,172 @@ func intParam(name string, min, max int64, field func(*Config) *int, immutable b
 		},
 		immutable: immutable,
 	}
+}
+
+// boolParam is an immutable yes/no directive.
+func boolParam(name string, field func(*Config) *bool) *configParam {
+	return &configParam{
+		name: name,
+		get: func(c *Config) string {
+			if *field(c) {
+				return "yes"
+			}
+			return "no"
+		},
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(v) {
+			case "yes":
+				*field(c) = true
+			case "no":
+				*field(c) = false
+			default:
+				return errors.New("argument must be 'yes' or 'no'")
+			}
+			return nil
+		},
+		immutable: true,
+	}
+}
+
+// addrParam is an immutable host:port directive ("" = unset).
+func addrParam(name string, field func(*Config) *string) *configParam {
+	return &configParam{
+		name: name,
+		get:  func(c *Config) string { return *field(c) },
+		set: func(c *Config, v string) error {
+			v = strings.TrimSpace(v)
+			if v != "" {
+				if err := checkHostPort(v); err != nil {
+					return err
+				}
+			}
+			*field(c) = v
+			return nil
+		},
+		immutable: true,
+	}
+}
+
+// durationParam is an immutable positive duration: Go syntax ("1s",
+// "500ms") or a bare number of milliseconds.
+func durationParam(name string, field func(*Config) *time.Duration) *configParam {
+	return &configParam{
+		name: name,
+		get:  func(c *Config) string { return field(c).String() },
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v)
+			if err != nil {
+				return err
+			}
+			*field(c) = d
+			return nil
+		},
+		immutable: true,
+	}
+}
+
+// parseDuration reads a positive duration: "1s", "250ms", or a bare
+// integer meaning milliseconds.
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 || n > math.MaxInt64/int64(time.Millisecond) {
+			return 0, errors.New("argument must be a positive duration")
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("argument must be a duration such as 500ms or 2s (a bare number is milliseconds)")
+	}
+	if d <= 0 {
+		return 0, errors.New("argument must be a positive duration")
+	}
+	return d, nil
+}
+
+// checkHostPort validates a host:port address with a numeric port.
+func checkHostPort(v string) error {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || host == "" {
+		return fmt.Errorf("%q is not a host:port address", v)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+		return fmt.Errorf("%q has no valid port", v)
+	}
+	return nil
+}
+
+// Peer is one entry of the "peers" directive: a member's ID and Raft
+// address.
+type Peer struct {
+	ID, RaftAddr string
+}
+
+// ParsePeers parses the "peers" directive: "id=host:port" entries
+// separated by commas (or spaces). IDs and addresses must be unique; an
+// empty list is nil.
+func ParsePeers(v string) ([]Peer, error) {
+	var out []Peer
+	ids, addrs := map[string]bool{}, map[string]bool{}
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		id, addr, ok := strings.Cut(f, "=")
+		if !ok || id == "" {
+			return nil, fmt.Errorf("peer %q is not id=host:port", f)
+		}
+		if err := checkHostPort(addr); err != nil {
+			return nil, fmt.Errorf("peer %q: %v", f, err)
+		}
+		if ids[id] || addrs[addr] {
+			return nil, fmt.Errorf("peer %q is listed twice", f)
+		}
+		ids[id], addrs[addr] = true, true
+		out = append(out, Peer{ID: id, RaftAddr: addr})
+	}
+	return out, nil
+}
+
+// CheckCluster checks that the cluster settings fit together: raft-addr
+// with node-id; at most one of bootstrap, join and peers; peers naming this
+// node at its raft-addr; and a node-id for any of them.
+func (c Config) CheckCluster() error {
+	if c.NodeID == "" {
+		if c.RaftAddr != "" || c.Bootstrap || c.Join != "" || c.Peers != "" {
+			return errors.New("raft-addr, bootstrap, join and peers need node-id")
+		}
+		return nil
+	}
+	if c.RaftAddr == "" {
+		return errors.New("node-id needs raft-addr (host:port of the Raft port)")
+	}
+	n := 0
+	for _, set := range []bool{c.Bootstrap, c.Join != "", c.Peers != ""} {
+		if set {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("use only one of bootstrap, join and peers")
+	}
+	if c.Peers != "" {
+		peers, err := ParsePeers(c.Peers)
+		if err != nil {
+			return fmt.Errorf("peers: %v", err)
+		}
+		self := false
+		for _, p := range peers {
+			if p.ID == c.NodeID {
+				if p.RaftAddr != c.RaftAddr {
+					return fmt.Errorf("peers lists %s at %s but raft-addr is %s", p.ID, p.RaftAddr, c.RaftAddr)
+				}
+				self = true
+			}
+		}
+		if !self {
+			return fmt.Errorf("peers must include this node (%s=%s)", c.NodeID, c.RaftAddr)
+		}
+	}
+	return nil
 }
 
 // configParams is every directive, sorted by name (CONFIG GET answers in
@@ -216,7 +440,32 @@ var configParams = func() []*configParam {
 				}
 				return sh.SetFsync(p)
 			}},
-		constParam("cluster-enabled", "no"),
+		boolParam("cluster-enabled", func(c *Config) *bool { return &c.ClusterEnabled }),
+		{name: "node-id", get: func(c *Config) string { return c.NodeID },
+			set: func(c *Config, v string) error {
+				if strings.ContainsAny(v, " \t\r\n,=") {
+					return errors.New("node-id cannot contain spaces, commas or '='")
+				}
+				c.NodeID = v
+				return nil
+			}, immutable: true},
+		addrParam("raft-addr", func(c *Config) *string { return &c.RaftAddr }),
+		boolParam("bootstrap", func(c *Config) *bool { return &c.Bootstrap }),
+		addrParam("join", func(c *Config) *string { return &c.Join }),
+		{name: "peers", get: func(c *Config) string { return c.Peers },
+			set: func(c *Config, v string) error {
+				if _, err := ParsePeers(v); err != nil {
+					return err
+				}
+				c.Peers = strings.TrimSpace(v)
+				return nil
+			}, immutable: true},
+		intParam("shards", 1, replication.SlotCount, func(c *Config) *int { return &c.Shards }, true),
+		durationParam("raft-heartbeat-timeout", func(c *Config) *time.Duration { return &c.RaftHeartbeatTimeout }),
+		durationParam("raft-election-timeout", func(c *Config) *time.Duration { return &c.RaftElectionTimeout }),
+		durationParam("raft-lease-timeout", func(c *Config) *time.Duration { return &c.RaftLeaseTimeout }),
+		durationParam("quorum-timeout", func(c *Config) *time.Duration { return &c.QuorumTimeout }),
+		boolParam("balance-leaders", func(c *Config) *bool { return &c.BalanceLeaders }),
 		{name: "log-store", get: func(c *Config) string { return c.LogStore },
 			set: func(c *Config, v string) error {
 				ls, err := replication.ParseLogStore(strings.ToLower(v))
@@ -342,4 +591,18 @@ func LoadConfigFile(path string, cfg *Config) error {
 		}
 	}
 	return sc.Err()
+}
+
+// Set sets the directive name to value as a config file line would (the
+// command line uses it for the flags named after directives). An unknown
+// name or a bad value is an error naming the directive.
+func (c *Config) Set(name, value string) error {
+	p := lookupConfigParam(name)
+	if p == nil {
+		return fmt.Errorf("unknown directive %q", name)
+	}
+	if err := p.set(c, value); err != nil {
+		return fmt.Errorf("%s %q: %v", p.name, value, err)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLoadConfigFile(t *testing.T) {
@@ -74,5 +75,81 @@ func TestParseMemory(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parseMemory(%q) = %d, %v; want %d ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestClusterConfig covers the cluster directives: parsing from a file,
+// CheckCluster's consistency rules, and ParsePeers.
+func TestClusterConfig(t *testing.T) {
+	load := func(t *testing.T, text string) (Config, error) {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "streamd.conf")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		return cfg, LoadConfigFile(path, &cfg)
+	}
+	d := DefaultConfig()
+	if d.Shards != 1 || d.ClusterEnabled || !d.BalanceLeaders || d.QuorumTimeout != 5*time.Second ||
+		d.RaftHeartbeatTimeout != time.Second || d.RaftElectionTimeout != time.Second ||
+		d.RaftLeaseTimeout != 500*time.Millisecond {
+		t.Fatalf("defaults %+v", d)
+	}
+	if err := d.CheckCluster(); err != nil {
+		t.Fatalf("single node defaults: %v", err)
+	}
+	cfg, err := load(t, "node-id n1\nraft-addr 127.0.0.1:7001\nbootstrap yes\nshards 4\ncluster-enabled yes\n"+
+		"raft-heartbeat-timeout 200ms\nraft-election-timeout 300\nraft-lease-timeout 0.1s\nquorum-timeout 2s\nbalance-leaders no\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.NodeID != "n1" || cfg.RaftAddr != "127.0.0.1:7001" || !cfg.Bootstrap || cfg.Shards != 4 || !cfg.ClusterEnabled ||
+		cfg.RaftHeartbeatTimeout != 200*time.Millisecond || cfg.RaftElectionTimeout != 300*time.Millisecond ||
+		cfg.RaftLeaseTimeout != 100*time.Millisecond || cfg.QuorumTimeout != 2*time.Second || cfg.BalanceLeaders {
+		t.Fatalf("parsed %+v", cfg)
+	}
+	if err := cfg.CheckCluster(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"shards 0\n", "between 1 and 16384"},
+		{"bootstrap maybe\n", "'yes' or 'no'"},
+		{"raft-addr nohost\n", "not a host:port"},
+		{"join 127.0.0.1:x\n", "no valid port"},
+		{"quorum-timeout -1s\n", "positive duration"},
+		{"raft-election-timeout soon\n", "duration such as"},
+		{"node-id \"a b\"\n", "cannot contain"},
+		{"peers n1=127.0.0.1:1,n2=127.0.0.1:1\n", "listed twice"},
+		{"peers n1\n", "not id=host:port"},
+	} {
+		if _, err := load(t, tt.text); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.text, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{RaftAddr: "127.0.0.1:1"}, "need node-id"},
+		{Config{NodeID: "n1"}, "needs raft-addr"},
+		{Config{NodeID: "n1", RaftAddr: "127.0.0.1:1", Bootstrap: true, Join: "127.0.0.1:2"}, "only one of"},
+		{Config{NodeID: "n1", RaftAddr: "127.0.0.1:1", Peers: "n2=127.0.0.1:2"}, "must include this node"},
+		{Config{NodeID: "n1", RaftAddr: "127.0.0.1:1", Peers: "n1=127.0.0.1:3,n2=127.0.0.1:2"}, "but raft-addr is"},
+		{Config{NodeID: "n1", RaftAddr: "127.0.0.1:1", Peers: "n1=127.0.0.1:1, n2=127.0.0.1:2"}, ""},
+		{Config{NodeID: "n1", RaftAddr: "127.0.0.1:1", Join: "127.0.0.1:2"}, ""},
+		{Config{NodeID: "n1", RaftAddr: "127.0.0.1:1"}, ""}, // restart of a member: no bootstrap/join needed
+	} {
+		err := tt.cfg.CheckCluster()
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("CheckCluster(%+v) = %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+	peers, err := ParsePeers("n1=127.0.0.1:7001, n2=127.0.0.1:7002 n3=[::1]:7003")
+	if err != nil || len(peers) != 3 || peers[2] != (Peer{ID: "n3", RaftAddr: "[::1]:7003"}) {
+		t.Fatalf("ParsePeers = %v, %v", peers, err)
+	}
+	if p, err := ParsePeers(""); p != nil || err != nil {
+		t.Fatalf("empty peers = %v, %v", p, err)
 	}
 }

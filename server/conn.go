@@ -66,6 +66,39 @@ type Client struct {
 	// backlog counts the requests the reader parsed that the connection
 	// goroutine has not started yet (the pipelined backlog).
 	backlog atomic.Int64
+
+	// Cluster routing (route.go, forward.go); the connection goroutine's.
+
+	// internal is set on a connection from another node (Node.HandleRESP):
+	// authenticated, never forwarded again, never answered MOVED.
+	internal bool
+	// onShard pins keyless operations to one shard (STREAMD.ONSHARD); -1
+	// when not pinned.
+	onShard int
+	// notLeader is set when an operation failed because its shard is led
+	// elsewhere: the request is routed again once.
+	notLeader bool
+	// ups are the client's upstream connections, by raft address.
+	ups map[string]*upstream
+	// lastWr is the client's last write, for WAIT.
+	lastWr lastWrite
+}
+
+// lastWrite is where a client's last write went: the shard and the log
+// index of the entry holding it (0 when unknown), or the upstream it was
+// forwarded to (up, its raft address).
+type lastWrite struct {
+	shard int
+	index uint64
+	up    string
+	ok    bool
+}
+
+// lastWrite returns the shard and log index of the client's last write
+// (index 0 when it was forwarded or not known); ok is false before its
+// first write. WAIT counts the replicas holding it.
+func (c *Client) lastWrite() (shard int, index uint64, ok bool) {
+	return c.lastWr.shard, c.lastWr.index, c.lastWr.ok
 }
 
 // BlockResult says why WaitBlocked returned.
@@ -85,6 +118,9 @@ const (
 	// BlockClosed: the connection closed or the server is shutting down;
 	// send nothing.
 	BlockClosed
+	// BlockFailover: this node stopped leading the shard of the keys;
+	// reply Redis's "UNBLOCKED force unblock … (master -> replica?)".
+	BlockFailover
 )
 
 // ErrUnblocked is the reply Redis sends a client released by
@@ -104,6 +140,7 @@ func newClient(s *Server, nc net.Conn, id int64, authed bool) *Client {
 		closed:     make(chan struct{}),
 		stop:       make(chan struct{}),
 		unblockCh:  make(chan BlockResult, 1),
+		onShard:    -1,
 	}
 	c.out.init()
 	c.proto.Store(2)
@@ -130,24 +167,14 @@ func (c *Client) Server() *Server { return c.srv }
 // passes (zero: wait forever), CLIENT UNBLOCK releases it, the connection
 // closes or the server shuts down.
 func (c *Client) WaitBlocked(deadline time.Time, wake <-chan struct{}) BlockResult {
-	// A blocked read answered nothing yet: pushes held for its reply
-	// (a tracked XREAD) may go now rather than after the wait.
-	c.releaseAfterReply()
-	c.flush()
-	c.blockMu.Lock()
-	c.blocked = true
-	c.blockMu.Unlock()
-	c.srv.stats.blockedClients.Add(1)
-	defer func() {
-		c.srv.stats.blockedClients.Add(-1)
-		c.blockMu.Lock()
-		c.blocked = false
-		select { // drop an UNBLOCK that raced with another outcome
-		case <-c.unblockCh:
-		default:
-		}
-		c.blockMu.Unlock()
-	}()
+	return c.waitBlocked(deadline, wake, nil)
+}
+
+// waitBlocked is WaitBlocked that also ends with BlockFailover when lost
+// is closed (the shard of the keys is no longer led here).
+func (c *Client) waitBlocked(deadline time.Time, wake, lost <-chan struct{}) BlockResult {
+	c.enterBlocked()
+	defer c.leaveBlocked()
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
 		d := time.Until(deadline)
@@ -169,7 +196,34 @@ func (c *Client) WaitBlocked(deadline time.Time, wake <-chan struct{}) BlockResu
 		return BlockClosed
 	case <-c.srv.done:
 		return BlockClosed
+	case <-lost:
+		return BlockFailover
 	}
+}
+
+// enterBlocked marks the client blocked (INFO blocked_clients, CLIENT
+// UNBLOCK applies), after writing what is queued: a blocked read answered
+// nothing yet, so pushes held for its reply (a tracked XREAD) go now.
+func (c *Client) enterBlocked() {
+	c.releaseAfterReply()
+	c.flush()
+	c.blockMu.Lock()
+	c.blocked = true
+	c.blockMu.Unlock()
+	c.srv.stats.blockedClients.Add(1)
+}
+
+// leaveBlocked ends enterBlocked, dropping an UNBLOCK that raced with
+// another outcome.
+func (c *Client) leaveBlocked() {
+	c.srv.stats.blockedClients.Add(-1)
+	c.blockMu.Lock()
+	c.blocked = false
+	select {
+	case <-c.unblockCh:
+	default:
+	}
+	c.blockMu.Unlock()
 }
 
 // isBlocked reports whether the client is parked in WaitBlocked.
@@ -220,6 +274,7 @@ func (s *Server) serveClient(c *Client) {
 		pl.drain()
 		close(c.stop)
 		s.resetClientState(c)
+		c.closeUpstreams()
 		c.nc.Close()
 		s.removeClient(c)
 	}()
@@ -282,7 +337,9 @@ func (c *Client) readLoop(reqs chan<- []request) {
 		}
 	}
 	for {
-		if t := s.config().Timeout; t > 0 {
+		// Another node's upstream is idle between its client's requests:
+		// the idle timeout does not apply to it.
+		if t := s.config().Timeout; t > 0 && !c.internal {
 			c.nc.SetReadDeadline(time.Now().Add(time.Duration(t) * time.Second))
 		}
 		args, err := rr.ReadCommand()

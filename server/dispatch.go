@@ -20,6 +20,11 @@ import (
 // reply waits for the batch anyway), saving a clock read per write; every
 // other command reads the clock itself.
 func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart time.Time) {
+	if c.internal && isOpt(args[0], onShardCommand) {
+		pl.drain()
+		s.runOnShard(c, args)
+		return
+	}
 	cmd, rej := s.lookup(args)
 	// CLIENT CACHING's answer lasts for the next command, whatever it is.
 	defer s.trackingAfterCommand(c, cmd)
@@ -57,18 +62,28 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		s.reject(c, cmd, ErrorReply("NOAUTH Authentication required."))
 		return
 	}
+	if s.routed {
+		if r, handled := s.routeRequest(c, cmd, args, pl); handled {
+			if r != nil {
+				end = s.finish(c, cmd, start, r)
+			}
+			return
+		}
+	}
 	if piped {
 		p, r := cmd.Planner(c, args)
 		if r == nil && p.Block == nil {
 			if op, ok := p.Op.(wire.Command); ok {
-				pl.add(cmd, start, p, op)
+				pl.add(cmd, args, start, p, op)
 				end = start // proposed; its reply comes when pl drains
 				return
 			}
 		}
 		pl.drain()
 		if r == nil {
+			c.notLeader = false
 			r = s.runPlan(c, p)
+			r = s.afterLocal(c, cmd, args, r)
 		}
 		end = s.finish(c, cmd, start, r)
 		return
@@ -81,13 +96,34 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		}
 		return
 	}
+	end = s.finish(c, cmd, start, s.runLocal(c, cmd, args))
+}
+
+// runLocal runs a command here (its handler, or its plan on the shard of
+// its keys), routing it again once if its shard turned out to be led
+// elsewhere.
+func (s *Server) runLocal(c *Client, cmd *Command, args [][]byte) Reply {
+	c.notLeader = false
 	var r Reply
 	if cmd.Handler != nil {
 		r = cmd.Handler(c, args)
 	} else {
 		r = s.runPlanner(c, cmd, args)
 	}
-	end = s.finish(c, cmd, start, r)
+	return s.afterLocal(c, cmd, args, r)
+}
+
+// afterLocal routes a request again when running it here found its shard
+// led elsewhere (nothing was applied); otherwise it returns r.
+func (s *Server) afterLocal(c *Client, cmd *Command, args [][]byte, r Reply) Reply {
+	if !c.notLeader {
+		return r
+	}
+	c.notLeader = false
+	if r2 := s.reroute(c, cmd, args); r2 != nil {
+		return r2
+	}
+	return r
 }
 
 // finish records a command that ran and writes its reply (none for
@@ -97,7 +133,7 @@ func (s *Server) finish(c *Client, cmd *Command, start time.Time, r Reply) time.
 	end := time.Now()
 	s.noteCallDur(cmd, end.Sub(start), r)
 	if _, none := r.(noReply); !none {
-		c.reply(r)
+		c.send(r)
 	}
 	return end
 }

@@ -47,14 +47,30 @@ func (s *Server) startKeyspaceTasks() {
 	}()
 }
 
-// sweepExpired deletes the keys past their deadline in every database:
-// it asks the engine which keys have expired by the local clock, then
-// proposes wire.Expired with them (the entry's time decides again, so a key
-// given a later deadline meanwhile survives) and touches them.
+// sweepExpired deletes the keys past their deadline in every database of
+// every shard this node leads (the leader of a shard sweeps it; the
+// deletions reach the other replicas through the log): it asks the engine
+// which keys have expired by the local clock, then proposes wire.Expired
+// with them (the entry's time decides again, so a key given a later
+// deadline meanwhile survives) and touches them.
 func (s *Server) sweepExpired() error {
+	for i := range s.node.NumShards() {
+		if !s.leads(i) {
+			continue
+		}
+		if err := s.sweepShard(i); err != nil && !isNotLeader(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepShard is sweepExpired on shard i.
+func (s *Server) sweepShard(i int) error {
+	sh := s.node.Shard(i)
 	for db := 0; db < state.NumDatabases; db++ {
 		for range expiryRounds {
-			res, err := s.shard.Query(wire.ExpiredKeys{DB: db, Limit: expiryBatch})
+			res, err := sh.Query(wire.ExpiredKeys{DB: db, Limit: expiryBatch})
 			if err != nil {
 				return err
 			}
@@ -62,7 +78,7 @@ func (s *Server) sweepExpired() error {
 			if len(keys) == 0 {
 				break
 			}
-			if _, err := s.apply(nil, wire.Expired{DB: db, Names: keys}); err != nil {
+			if _, err := s.applyOn(nil, i, wire.Expired{DB: db, Names: keys}); err != nil {
 				return err
 			}
 			if len(keys) < expiryBatch {

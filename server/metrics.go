@@ -211,7 +211,8 @@ func (s *Server) newMetricsRegistry() *prometheus.Registry {
 // has started serving (Serve was called and Close was not) over an open
 // shard. replication.Open returns a shard only once this node leads it and
 // has replayed its log, and the shard is closed only after the server, so
-// a serving server has a shard with a leader.
+// a serving server has a shard with a leader. A clustered node is ready
+// when every shard has a known leader and is open (Node.Ready).
 func (s *Server) ready() string {
 	if s.shard == nil {
 		return "no shard"
@@ -225,6 +226,9 @@ func (s *Server) ready() string {
 	}
 	if len(s.listeners) == 0 {
 		return "not serving yet"
+	}
+	if s.node.Clustered() {
+		return s.node.Ready()
 	}
 	return s.shard.Ready()
 }

@@ -44,9 +44,11 @@ type pipeline struct {
 // (for Format) and the shard's handle on it.
 type pipelineCall struct {
 	cmd   *Command
+	args  [][]byte // the request, routed again if the shard moved away
 	start time.Time
 	plan  *Plan
 	op    wire.Command
+	shard int
 	pend  pendingWrite
 }
 
@@ -74,13 +76,17 @@ func pipelinable(c *Client, cmd *Command) bool {
 }
 
 // add proposes op without waiting and keeps it pending until drain.
-func (pl *pipeline) add(cmd *Command, start time.Time, p *Plan, op wire.Command) {
+func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, op wire.Command) {
 	if pl.hub == nil {
 		pl.hub = pl.s.hub()
 		pl.hub.writeMu.RLock()
 	}
-	pl.calls = append(pl.calls, pipelineCall{cmd: cmd, start: start, plan: p, op: op,
-		pend: pl.s.proposeAsync(op)})
+	shard := 0
+	if pl.s.routed {
+		shard = pl.s.opShard(pl.c, op.Keys())
+	}
+	pl.calls = append(pl.calls, pipelineCall{cmd: cmd, args: args, start: start, plan: p, op: op,
+		shard: shard, pend: pl.s.proposeAsync(op)})
 }
 
 // full reports whether the batch reached maxPipeline and must drain.
@@ -107,9 +113,20 @@ func (pl *pipeline) drain() {
 	pl.hub = nil
 	now := time.Now() // one clock read for the batch's commandstats
 	for i, call := range pl.calls {
-		r := call.plan.Format(outs[i].res, outs[i].err)
+		var r Reply
+		pl.c.notLeader = false
+		pl.c.noteWrite(call.shard, call.pend, outs[i].err)
+		if pl.c.notLeader {
+			// The shard's leadership moved after the write was
+			// routed here (it was not applied): route it again.
+			pl.c.notLeader = false
+			r = s.reroute(pl.c, call.cmd, call.args)
+		}
+		if r == nil {
+			r = call.plan.Format(outs[i].res, outs[i].err)
+		}
 		s.noteCallDur(call.cmd, now.Sub(call.start), r)
-		pl.c.reply(r)
+		pl.c.send(r)
 		s.notify(pl.c, outs[i].e)
 		// The client's own invalidations (held by notify until its
 		// reply is queued, as Redis sends them after the reply) go out

@@ -63,25 +63,66 @@ func (s *Server) runPlan(c *Client, p *Plan) Reply {
 	return p.Format(res, err)
 }
 
-// apply sends one operation to the shard. A read first records its keys for
-// the client's tracking (before the read, so a write racing with it still
-// invalidates); a write touches its keys once applied.
+// apply sends one operation to the shard of its keys (see applyOn).
 func (s *Server) apply(c *Client, op wire.Op) (any, error) {
+	i := 0
+	if s.routed {
+		i = s.opShard(c, op.Keys())
+	}
+	return s.applyOn(c, i, op)
+}
+
+// applyOn sends one operation to shard i. A read first passes the shard's
+// linearizable read point on a clustered node (Node.ReadBarrier) and
+// records its keys for the client's tracking (before the read, so a write
+// racing with it still invalidates); a write touches its keys once applied
+// and becomes the client's last write (WAIT). An operation refused because
+// the shard is led elsewhere sets c.notLeader: the request is routed again.
+func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
+	sh := s.node.Shard(i)
 	switch o := op.(type) {
 	case wire.Command:
 		h := s.hub()
 		h.writeMu.RLock()
-		res, err := s.shard.Propose(o)
+		p := sh.ProposeAsync(o)
+		res, err := p.Wait()
 		e := effects(o, res, err)
 		s.markDirty(e)
 		h.writeMu.RUnlock()
+		if c != nil {
+			c.noteWrite(i, p, err)
+		}
 		s.notify(c, e)
 		return res, err
 	case wire.Query:
+		if s.routed {
+			if err := s.readBarrier(i); err != nil {
+				if c != nil && isNotLeader(err) {
+					c.notLeader = true
+				}
+				return nil, err
+			}
+		}
 		s.trackRead(c, o.Keys())
-		return s.shard.Query(o)
+		return sh.Query(o)
 	}
 	panic("server: operation is neither a wire.Command nor a wire.Query")
+}
+
+// noteWrite records a write the client proposed to shard i: its last write
+// for WAIT (with the log index of its entry when the pending write knows
+// it), or, when the shard was led elsewhere, that the request must be
+// routed again.
+func (c *Client) noteWrite(i int, p pendingWrite, err error) {
+	if err != nil && isNotLeader(err) {
+		c.notLeader = true
+		return
+	}
+	var index uint64
+	if ix, ok := p.(interface{ Index() uint64 }); ok {
+		index = ix.Index() // *replication.Pending; a test's wrapper may not know
+	}
+	c.lastWr = lastWrite{shard: i, index: index, ok: true}
 }
 
 // keyEffects is what a write did to the keyspace, as the server must react

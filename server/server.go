@@ -21,9 +21,23 @@ import (
 // server never closes the shard: its owner (cmd/streamd) does, after Close,
 // with the snapshot choice ShutdownSave reports.
 type Server struct {
+	// node holds the shards; shard is node.Shard(0) (the only shard of a
+	// single node), kept for the figures INFO reports per server. Keyspace
+	// operations go to the shard of their keys (route.go).
+	node  *replication.Node
 	shard *replication.Shard
-	log   *slog.Logger
-	cmds  *commandTable
+
+	// routed is set when requests must be routed to shards (several
+	// shards, other nodes, or cluster mode); clusterMode answers MOVED
+	// instead of forwarding (Config.ClusterEnabled).
+	routed, clusterMode bool
+	// lostMu guards lost: per shard, a channel closed when this node stops
+	// leading the shard (then replaced), which releases the clients
+	// blocked on its keys with Redis's failover UNBLOCKED error.
+	lostMu sync.Mutex
+	lost   []chan struct{}
+	log    *slog.Logger
+	cmds   *commandTable
 
 	// proposeAsync hands a write to the shard without waiting (the
 	// pipeline's group commit); tests wrap it to observe the order of
@@ -64,10 +78,18 @@ type Server struct {
 // New returns a server for cfg that sends keyspace operations to shard and
 // logs to log (nil: slog.Default()).
 func New(cfg Config, shard *replication.Shard, log *slog.Logger) *Server {
+	return NewNode(cfg, replication.SingleNode(shard), log)
+}
+
+// NewNode returns a server for cfg that sends keyspace operations to the
+// node's shards and logs to log (nil: slog.Default()).
+func NewNode(cfg Config, node *replication.Node, log *slog.Logger) *Server {
+	shard := node.Shard(0)
 	if log == nil {
 		log = slog.Default()
 	}
 	s := &Server{
+		node:      node,
 		shard:     shard,
 		log:       log,
 		cfg:       cfg,
@@ -80,12 +102,73 @@ func New(cfg Config, shard *replication.Shard, log *slog.Logger) *Server {
 
 		shutdownReq: make(chan struct{}),
 	}
-	s.proposeAsync = func(cmd wire.Command) pendingWrite { return shard.ProposeAsync(cmd) }
+	s.proposeAsync = func(cmd wire.Command) pendingWrite {
+		return node.Shard(s.opShard(nil, cmd.Keys())).ProposeAsync(cmd)
+	}
 	s.cmds = newCommandTable(s.allCommands())
+	s.initRouting(cfg)
+	s.lost = make([]chan struct{}, node.NumShards())
+	for i := range s.lost {
+		s.lost[i] = make(chan struct{})
+	}
+	if node.Clustered() {
+		node.OnLeaderChange(s.leaderChanged)
+		node.HandleRESP(s.serveInternal)
+	}
 	return s
 }
 
-// Shard returns the shard the server sends keyspace operations to.
+// leaderChanged is told when this node gains or loses the leadership of a
+// shard: on a loss, the clients blocked on the shard's keys are released
+// with Redis's failover UNBLOCKED error (the keys' writes now happen on
+// another node, which would never wake them).
+func (s *Server) leaderChanged(shard int, leader bool) {
+	if leader || shard < 0 || shard >= len(s.lost) {
+		return
+	}
+	s.lostMu.Lock()
+	close(s.lost[shard])
+	s.lost[shard] = make(chan struct{})
+	s.lostMu.Unlock()
+}
+
+// lostChan returns the channel closed when this node next stops leading
+// shard (nil, never closed, on an embedded single node).
+func (s *Server) lostChan(shard int) <-chan struct{} {
+	if !s.node.Clustered() || shard < 0 || shard >= len(s.lost) {
+		return nil
+	}
+	s.lostMu.Lock()
+	defer s.lostMu.Unlock()
+	return s.lost[shard]
+}
+
+// serveInternal serves a RESP connection from another node (handed over by
+// the raft port's mux): authenticated, as the raft port is trusted, and
+// never forwarded again nor answered MOVED. It is not counted against
+// maxclients and ends with the server.
+func (s *Server) serveInternal(nc net.Conn) {
+	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		nc.Close()
+		return
+	default:
+	}
+	c := newClient(s, nc, s.nextClientID.Add(1), true)
+	c.internal = true
+	c.reqs = make(chan []request, reqQueue)
+	s.clients[c.id] = c
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.serveClient(c)
+}
+
+// Node returns the node whose shards the server uses.
+func (s *Server) Node() *replication.Node { return s.node }
+
+// Shard returns shard 0 of the node (the only shard of a single node).
 func (s *Server) Shard() *replication.Shard { return s.shard }
 
 // config returns a copy of the current configuration.
@@ -271,7 +354,8 @@ func (s *Server) clientList() []*Client {
 	return list
 }
 
-// keyspaceInfo asks the engine for INFO keyspace's per-database counts.
+// keyspaceInfo asks the engine for INFO keyspace's per-database counts,
+// summed over the shards (fanout.go).
 func (s *Server) keyspaceInfo() (any, error) {
-	return s.shard.Query(wire.KeyspaceInfo{})
+	return s.keyspaceInfoAll()
 }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"streamd/replication"
+	"streamd/server"
+)
+
+// joinTimeout bounds how long --join keeps asking the member to add this
+// node (the cluster may be electing a leader meanwhile).
+const joinTimeout = 30 * time.Second
+
+// readyLogEvery is how often a node still waiting for every shard to have
+// a leader says so.
+const readyLogEvery = 10 * time.Second
+
+// startCluster runs a clustered node's start-up steps after the server
+// serves: --join (RAFT ADD through a member's client port), then waiting
+// for every shard to have a leader, then one log line with this node's role
+// per shard. It returns an error only when the join failed; it returns
+// early, with nil, when stop is closed.
+func startCluster(cfg server.Config, node *replication.Node, log *slog.Logger, stop <-chan struct{}) error {
+	if cfg.Join != "" {
+		log.Info("Joining the cluster", "via", cfg.Join, "node-id", cfg.NodeID, "raft-addr", cfg.RaftAddr)
+		if err := joinCluster(cfg.Join, cfg.RequirePass, cfg.NodeID, cfg.RaftAddr, joinTimeout, stop); err != nil {
+			return err
+		}
+		log.Info("Added to the cluster", "via", cfg.Join)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	lastLog := time.Now()
+	for {
+		reason := node.Ready()
+		if reason == "" {
+			break
+		}
+		if time.Since(lastLog) >= readyLogEvery {
+			log.Warn("Waiting for every shard to have a leader", "reason", reason)
+			lastLog = time.Now()
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-tick.C:
+		}
+	}
+	roles := make([]string, node.NumShards())
+	for i := range roles {
+		id, _ := node.Leader(i)
+		if id == node.ID() {
+			roles[i] = "shard" + strconv.Itoa(i) + "=leader"
+		} else {
+			roles[i] = "shard" + strconv.Itoa(i) + "=follower(leader " + id + ")"
+		}
+	}
+	log.Info("Cluster node ready", "node-id", node.ID(), "raft-addr", node.RaftAddr(),
+		"client-addr", node.ClientAddr(), "roles", strings.Join(roles, " "))
+	return nil
+}
+
+// joinCluster asks the member at addr (a client host:port) to add this
+// node: AUTH when pass is set, then RAFT ADD id raftAddr, retried every
+// half second until it answers OK or timeout passes (the last error is
+// returned) or stop is closed.
+func joinCluster(addr, pass, id, raftAddr string, timeout time.Duration, stop <-chan struct{}) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		err := raftAdd(addr, pass, id, raftAddr, time.Until(deadline))
+		if err == nil {
+			return nil
+		}
+		last = err
+		var perm permanentError
+		if errors.As(err, &perm) || time.Now().After(deadline) {
+			return fmt.Errorf("RAFT ADD via %s: %w", addr, last)
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// permanentError is a reply that retrying cannot change (a wrong password,
+// a member that does not know RAFT).
+type permanentError struct{ msg string }
+
+func (e permanentError) Error() string { return e.msg }
+
+// raftAdd makes one attempt over a fresh connection.
+func raftAdd(addr, pass, id, raftAddr string, timeout time.Duration) error {
+	if timeout < time.Second {
+		timeout = time.Second
+	}
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(timeout))
+	r := bufio.NewReader(conn)
+	if pass != "" {
+		if err := respCall(conn, r, "AUTH", pass); err != nil {
+			if strings.HasPrefix(err.Error(), "WRONGPASS") || strings.HasPrefix(err.Error(), "ERR AUTH") {
+				return permanentError{err.Error()}
+			}
+			return err
+		}
+	}
+	err = respCall(conn, r, "RAFT", "ADD", id, raftAddr)
+	if err != nil && strings.HasPrefix(err.Error(), "ERR unknown command") {
+		return permanentError{err.Error()}
+	}
+	return err
+}
+
+// respCall writes one command as a RESP array of bulk strings and reads a
+// one-line reply: "+..." is success, "-..." an error with that text.
+func respCall(conn net.Conn, r *bufio.Reader, args ...string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return err
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch {
+	case strings.HasPrefix(line, "+"):
+		return nil
+	case strings.HasPrefix(line, "-"):
+		return errors.New(line[1:])
+	}
+	return fmt.Errorf("unexpected reply %q", line)
+}

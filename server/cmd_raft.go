@@ -1,0 +1,230 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+
+	"streamd/replication"
+)
+
+// RAFT: streamd's admin command for the cluster's membership and
+// leadership (issue 4). Every subcommand is an admin command.
+//
+//	RAFT NODES                 members: id, raft-addr, client-addr, voter, leads (shard indexes)
+//	RAFT SHARDS                per shard: shard, slots, leader, leader-addr, term, commit-index, applied-index, role
+//	RAFT ADD id raft-addr      add a node as a voter of every shard (at each shard's leader)
+//	RAFT REMOVE id             remove a node from every shard
+//	RAFT TRANSFER shard [id]   move a shard's leadership (to id, or a voter raft picks)
+//	RAFT INFO                  this node, INFO-style text
+//
+// ADD, REMOVE and TRANSFER act at the shard leaders wherever they are (the
+// node relays them), so they work when sent to any member.
+func (s *Server) raftCommand() *Command {
+	sub := func(name string, arity int, flags []string, summary string, h func(*Client, [][]byte) Reply) *Command {
+		return &Command{Name: "raft|" + name, Arity: arity, Flags: append([]string{"admin", "noscript"}, flags...),
+			ACL: []string{"@admin", "@slow", "@dangerous"}, Summary: summary, Since: "4.0.0", Group: "cluster", Handler: h}
+	}
+	stale := []string{"loading", "stale"}
+	return &Command{
+		Name: "raft", Arity: -2, ACL: []string{"@slow"},
+		Summary: "A container for streamd's Raft cluster administration commands.", Since: "4.0.0", Group: "cluster",
+		Subcommands: []*Command{
+			sub("nodes", 2, stale, "Lists the cluster's members and the shards each leads.", s.cmdRAFTNODES),
+			sub("shards", 2, stale, "Lists the shards: slot range, leader, term, commit and applied index.", s.cmdRAFTSHARDS),
+			sub("add", 4, nil, "Adds a node as a voter of every shard.", s.cmdRAFTADD),
+			sub("remove", 3, nil, "Removes a node from every shard.", s.cmdRAFTREMOVE),
+			sub("transfer", -3, nil, "Transfers a shard's leadership.", s.cmdRAFTTRANSFER),
+			sub("info", 2, stale, "Returns this node's Raft state.", s.cmdRAFTINFO),
+			sub("help", 2, stale, "Returns helpful text about the different subcommands.", cmdRAFTHELP),
+		},
+	}
+}
+
+// errNotClustered answers the membership subcommands on the embedded
+// single node, which has no Raft network.
+const errNotClustered = ErrorReply("ERR this node is not part of a cluster: start it with --node-id and --raft-addr")
+
+// cmdRAFTNODES is RAFT NODES: one map per member (sorted by ID) with its
+// id, raft-addr, client-addr ("" when unreachable), voter (0/1), myself
+// (0/1) and leads (the shards it leads).
+func (s *Server) cmdRAFTNODES(c *Client, args [][]byte) Reply {
+	members, err := s.node.Members()
+	if err != nil {
+		return errorText(err)
+	}
+	if len(members) == 0 {
+		members = []replication.Member{{ID: s.nodeID(), RaftAddr: s.node.RaftAddr(), Voter: true}}
+	}
+	leaders := make([]string, s.node.NumShards())
+	for i := range leaders {
+		leaders[i], _ = s.node.Leader(i)
+	}
+	out := Array{}
+	for _, m := range members {
+		v := s.member(c, m.ID, m.RaftAddr)
+		leads := Array{}
+		for i, l := range leaders {
+			if l == m.ID {
+				leads = append(leads, Int(i))
+			}
+		}
+		addr := ""
+		if v.ok {
+			addr = v.host + ":" + strconv.Itoa(v.port)
+		}
+		out = append(out, Map{
+			{BulkString("id"), BulkString(m.ID)},
+			{BulkString("raft-addr"), BulkString(m.RaftAddr)},
+			{BulkString("client-addr"), BulkString(addr)},
+			{BulkString("voter"), Int(boolInt(m.Voter))},
+			{BulkString("myself"), Int(boolInt(v.myself))},
+			{BulkString("leads"), leads},
+		})
+	}
+	return out
+}
+
+// cmdRAFTSHARDS is RAFT SHARDS: one map per shard with its index, slot
+// range, leader (id and raft address, "" when none is known), term, this
+// node's commit and applied index, last snapshot index, and this node's
+// role in it.
+func (s *Server) cmdRAFTSHARDS(c *Client, args [][]byte) Reply {
+	n := s.node.NumShards()
+	out := make(Array, 0, n)
+	for i := 0; i < n; i++ {
+		first, last := replication.SlotRange(i, n)
+		info := s.node.Shard(i).Info()
+		id, addr := s.node.Leader(i)
+		out = append(out, Map{
+			{BulkString("shard"), Int(i)},
+			{BulkString("slots"), Array{Int(first), Int(last)}},
+			{BulkString("leader"), BulkString(id)},
+			{BulkString("leader-addr"), BulkString(addr)},
+			{BulkString("term"), Int(int64(info.Term))},
+			{BulkString("commit-index"), Int(int64(info.CommitIndex))},
+			{BulkString("applied-index"), Int(int64(info.AppliedIndex))},
+			{BulkString("last-snapshot-index"), Int(int64(info.LastSnapshotIndex))},
+			{BulkString("voters"), Int(info.Voters)},
+			{BulkString("role"), BulkString(info.Role)},
+		})
+	}
+	return out
+}
+
+// cmdRAFTADD is RAFT ADD id raft-addr: the node becomes a voter of every
+// shard (idempotent: a member already at that address is OK).
+func (s *Server) cmdRAFTADD(c *Client, args [][]byte) Reply {
+	if !s.node.Clustered() {
+		return errNotClustered
+	}
+	id, addr := string(args[2]), string(args[3])
+	if id == "" || strings.ContainsAny(id, " \t\r\n,=") {
+		return ErrorReply("ERR invalid node id '" + cString(args[2], 128) + "'")
+	}
+	if _, _, ok := splitAddr(addr); !ok {
+		return ErrorReply("ERR invalid raft address '" + cString(args[3], 128) + "': want host:port")
+	}
+	if err := s.node.AddNode(id, addr); err != nil {
+		return errorText(err)
+	}
+	return OK
+}
+
+// cmdRAFTREMOVE is RAFT REMOVE id: the node leaves every shard's
+// configuration (a leader removing itself hands leadership over first).
+func (s *Server) cmdRAFTREMOVE(c *Client, args [][]byte) Reply {
+	if !s.node.Clustered() {
+		return errNotClustered
+	}
+	if err := s.node.RemoveNode(string(args[2])); err != nil {
+		return errorText(err)
+	}
+	return OK
+}
+
+// cmdRAFTTRANSFER is RAFT TRANSFER shard [id]: shard's leadership moves to
+// id (or to a voter raft picks when id is absent).
+func (s *Server) cmdRAFTTRANSFER(c *Client, args [][]byte) Reply {
+	if len(args) > 4 {
+		return ErrorReply("ERR wrong number of arguments for 'raft|transfer' command")
+	}
+	if !s.node.Clustered() {
+		return errNotClustered
+	}
+	i, err := strconv.Atoi(string(args[2]))
+	if err != nil {
+		return ErrorReply("ERR value is not an integer or out of range")
+	}
+	if i < 0 || i >= s.node.NumShards() {
+		return ErrorReply("ERR shard " + strconv.Itoa(i) + " does not exist (shards 0-" + strconv.Itoa(s.node.NumShards()-1) + ")")
+	}
+	id := ""
+	if len(args) == 4 {
+		id = string(args[3])
+	}
+	if err := s.node.TransferLeader(i, id); err != nil {
+		return errorText(err)
+	}
+	return OK
+}
+
+// cmdRAFTINFO is RAFT INFO: this node's identity, readiness and per-shard
+// Raft state as INFO-style "field:value" lines.
+func (s *Server) cmdRAFTINFO(c *Client, args [][]byte) Reply {
+	var b strings.Builder
+	infoLine(&b, "node_id", s.nodeID())
+	infoLine(&b, "raft_addr", s.node.RaftAddr())
+	infoLine(&b, "client_addr", s.ownClientAddr(c))
+	infoInt(&b, "clustered", boolInt(s.node.Clustered()))
+	infoInt(&b, "cluster_enabled", boolInt(s.config().ClusterEnabled))
+	ready := s.node.Ready()
+	infoInt(&b, "ready", boolInt(ready == ""))
+	if ready != "" {
+		infoLine(&b, "not_ready_reason", strings.NewReplacer("\r", " ", "\n", " ").Replace(ready))
+	}
+	s.shardLines(&b)
+	return Verbatim(b.String())
+}
+
+// cmdRAFTHELP lists the RAFT subcommands.
+func cmdRAFTHELP(c *Client, args [][]byte) Reply {
+	return helpReply("RAFT",
+		"NODES",
+		"    List the members: id, raft-addr, client-addr, voter, myself, leads (shard indexes).",
+		"SHARDS",
+		"    List the shards: slot range, leader, term, commit and applied index, this node's role.",
+		"ADD <node-id> <raft-addr>",
+		"    Add a node as a voter of every shard.",
+		"REMOVE <node-id>",
+		"    Remove a node from every shard.",
+		"TRANSFER <shard> [<node-id>]",
+		"    Transfer a shard's leadership to <node-id> (or a voter Raft picks).",
+		"INFO",
+		"    Return this node's Raft state.",
+	)
+}
+
+// shardLines writes "shards:N" and one line per shard:
+// shard<i>:role=..,term=..,leader=..,slots=first-last,commit_index=..,
+// applied_index=..,last_log_index=..,last_snapshot_index=..,voters=..
+func (s *Server) shardLines(b *strings.Builder) {
+	n := s.node.NumShards()
+	infoInt(b, "shards", int64(n))
+	for i := 0; i < n; i++ {
+		info := s.node.Shard(i).Info()
+		first, last := replication.SlotRange(i, n)
+		leader := info.LeaderID
+		if leader == "" {
+			leader = "-"
+		}
+		infoLine(b, "shard"+strconv.Itoa(i), "role="+info.Role+
+			",term="+strconv.FormatUint(info.Term, 10)+
+			",leader="+leader+
+			",slots="+strconv.Itoa(first)+"-"+strconv.Itoa(last)+
+			",commit_index="+strconv.FormatUint(info.CommitIndex, 10)+
+			",applied_index="+strconv.FormatUint(info.AppliedIndex, 10)+
+			",last_log_index="+strconv.FormatUint(info.LastLogIndex, 10)+
+			",last_snapshot_index="+strconv.FormatUint(info.LastSnapshotIndex, 10)+
+			",voters="+strconv.Itoa(info.Voters))
+	}
+}

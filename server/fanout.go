@@ -1,0 +1,223 @@
+package server
+
+import (
+	"math/bits"
+	"strconv"
+
+	"streamd/replication/state"
+	"streamd/replication/wire"
+)
+
+// Keyless commands over a keyspace split into shards: DBSIZE and INFO
+// keyspace sum every shard, KEYS concatenates them, SCAN walks them one
+// after the other (the cursor carries the shard in its high bits), and
+// FLUSHDB/FLUSHALL and the replicated CONFIG SET parameters are applied to
+// every shard. Reads use each shard's read point (Node.ReadBarrier) and
+// then this node's replica; writes on a shard led elsewhere go to its
+// leader as STREAMD.ONSHARD <i> <command…>, an internal-only command that
+// runs the command with its keyless operations pinned to shard i.
+
+// onShardCommand is the internal command that pins a keyless command to a
+// shard; only internal connections (other nodes) may send it.
+const onShardCommand = "STREAMD.ONSHARD"
+
+// isFanout reports whether a keyless command spans every shard.
+func isFanout(cmd *Command) bool {
+	switch cmd.Name {
+	case "dbsize", "keys", "scan", "flushdb", "flushall":
+		return true
+	}
+	return false
+}
+
+// fanout runs a keyless command on every shard and combines the answers.
+func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
+	p, r := cmd.Planner(c, args)
+	if r != nil {
+		return r
+	}
+	n := s.node.NumShards()
+	switch op := p.Op.(type) {
+	case wire.DBSize:
+		var total int64
+		for i := range n {
+			res, err := s.applyOn(c, i, op)
+			if err != nil {
+				return errorFormat(err)
+			}
+			v, _ := res.(int64)
+			total += v
+		}
+		return p.Format(total, nil)
+	case wire.KeysMatch:
+		all := []string{}
+		for i := range n {
+			res, err := s.applyOn(c, i, op)
+			if err != nil {
+				return errorFormat(err)
+			}
+			keys, _ := res.([]string)
+			all = append(all, keys...)
+		}
+		return p.Format(all, nil)
+	case wire.Scan:
+		return p.Format(s.scanShards(c, op))
+	case wire.FlushDB, wire.FlushAll:
+		for i := range n {
+			if r := s.writeOnShard(c, i, op.(wire.Command), args); r != "" {
+				return r
+			}
+		}
+		return OK
+	}
+	return s.runPlan(c, p)
+}
+
+// writeOnShard applies a keyless write to shard i: here when this node
+// leads it, else at its leader (STREAMD.ONSHARD). It returns "" when the
+// write succeeded, else the error reply.
+func (s *Server) writeOnShard(c *Client, i int, op wire.Command, args [][]byte) ErrorReply {
+	if s.leads(i) {
+		_, err := s.applyOn(c, i, op)
+		if err == nil {
+			return ""
+		}
+		if !isNotLeader(err) {
+			return ErrorReply(err.Error())
+		}
+		c.notLeader = false
+	}
+	addr := s.leaderAddr(i)
+	if addr == "" {
+		return errClusterDown
+	}
+	if c.internal {
+		return notLeaderReply(s.nodeLeader(i))
+	}
+	fwd := append([][]byte{[]byte(onShardCommand), []byte(strconv.Itoa(i))}, args...)
+	r, _ := s.forward(c, addr, fwd, fwdWrite)
+	if e, ok := r.(ErrorReply); ok {
+		return e
+	}
+	return ""
+}
+
+// scanBits is how many high bits of a SCAN cursor name the shard.
+func (s *Server) scanBits() int {
+	return bits.Len(uint(s.node.NumShards() - 1))
+}
+
+// scanShards is SCAN over the shards, one shard per call: the cursor's high
+// scanBits bits are the shard, the rest the shard's own cursor without its
+// low scanBits bits (resuming a little early returns a few keys again,
+// which SCAN allows).
+func (s *Server) scanShards(c *Client, q wire.Scan) (any, error) {
+	b := s.scanBits()
+	n := s.node.NumShards()
+	shard, inner := 0, q.Cursor
+	if b > 0 {
+		shard, inner = int(q.Cursor>>(64-b)), q.Cursor<<b
+	}
+	if shard >= n {
+		return state.ScanResult{Keys: []string{}}, nil
+	}
+	q.Cursor = inner
+	res, err := s.applyOn(c, shard, q)
+	if err != nil {
+		return nil, err
+	}
+	sr, _ := res.(state.ScanResult)
+	switch {
+	case sr.Cursor != 0:
+		next := sr.Cursor >> b
+		if next == 0 {
+			next = 1 // a resumed cursor is never 0 (that would end the scan)
+		}
+		if b > 0 {
+			next |= uint64(shard) << (64 - b)
+		}
+		sr.Cursor = next
+	case shard+1 < n:
+		sr.Cursor = uint64(shard+1) << (64 - b)
+	}
+	return sr, nil
+}
+
+// keyspaceInfoAll sums INFO keyspace's per-database counts over the shards
+// as this node's replicas hold them (INFO and /metrics do not wait for a
+// read point).
+func (s *Server) keyspaceInfoAll() (any, error) {
+	var sum []state.DBInfo
+	for i := range s.node.NumShards() {
+		res, err := s.node.Shard(i).Query(wire.KeyspaceInfo{})
+		if err != nil {
+			return nil, err
+		}
+		dbs, _ := res.([]state.DBInfo)
+		if sum == nil {
+			sum = make([]state.DBInfo, len(dbs))
+		}
+		for j := range min(len(dbs), len(sum)) {
+			sum[j].Keys += dbs[j].Keys
+			sum[j].Expires += dbs[j].Expires
+		}
+	}
+	return sum, nil
+}
+
+// proposeConfig applies a replicated CONFIG SET parameter to every shard
+// (only the pinned one for STREAMD.ONSHARD): here where this node leads,
+// else at the shard's leader.
+func (s *Server) proposeConfig(c *Client, name, value string) error {
+	op := wire.ConfigSet{Name: name, Value: value}
+	if c.onShard >= 0 {
+		_, err := s.node.Shard(c.onShard).Propose(op)
+		return err
+	}
+	args := [][]byte{[]byte("CONFIG"), []byte("SET"), []byte(name), []byte(value)}
+	for i := range s.node.NumShards() {
+		if r := s.writeOnShard(c, i, op, args); r != "" {
+			return errReply(r)
+		}
+	}
+	return nil
+}
+
+// errReply is a reply error as an error.
+type errReply ErrorReply
+
+func (e errReply) Error() string { return string(e) }
+
+// runOnShard runs STREAMD.ONSHARD <i> <command…> from another node: the
+// command runs here with its keyless operations pinned to shard i (this
+// node must lead it; otherwise the not-leader error is the reply).
+func (s *Server) runOnShard(c *Client, args [][]byte) {
+	if len(args) < 3 {
+		c.reply(ErrorReply("ERR wrong number of arguments for '" + onShardCommand + "' command"))
+		return
+	}
+	i, err := strconv.Atoi(string(args[1]))
+	if err != nil || i < 0 || i >= s.node.NumShards() {
+		c.reply(ErrorReply("ERR invalid shard"))
+		return
+	}
+	inner := args[2:]
+	cmd, rej := s.lookup(inner)
+	if rej != "" {
+		c.reply(rej)
+		return
+	}
+	if !s.leads(i) {
+		c.reply(notLeaderReply(s.nodeLeader(i)))
+		return
+	}
+	c.onShard = i
+	defer func() { c.onShard = -1 }()
+	var r Reply
+	if cmd.Handler != nil {
+		r = cmd.Handler(c, inner)
+	} else {
+		r = s.runPlanner(c, cmd, inner)
+	}
+	c.send(r)
+}

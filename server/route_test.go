@@ -1,0 +1,292 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"testing"
+
+	"streamd/replication"
+)
+
+// TestCommandKeys checks the keys routing takes from every keyed command's
+// arguments (the legacy positions of its table row, STREAMS for XREAD).
+func TestCommandKeys(t *testing.T) {
+	s := New(DefaultConfig(), replication.NewShard(), pquietLog())
+	cases := []struct {
+		req  string
+		keys string
+	}{
+		{"XADD s * f v", "s"},
+		{"XTRIM s MAXLEN 1", "s"},
+		{"XDEL s 1-1", "s"},
+		{"XLEN s", "s"},
+		{"XRANGE s - +", "s"},
+		{"XREVRANGE s + -", "s"},
+		{"XSETID s 1-1", "s"},
+		{"XACK s g 1-1", "s"},
+		{"XCLAIM s g c 0 1-1", "s"},
+		{"XAUTOCLAIM s g c 0 0", "s"},
+		{"XPENDING s g", "s"},
+		{"XGROUP CREATE s g $", "s"},
+		{"XGROUP CREATECONSUMER s g c", "s"},
+		{"XGROUP DELCONSUMER s g c", "s"},
+		{"XGROUP DESTROY s g", "s"},
+		{"XGROUP SETID s g $", "s"},
+		{"XGROUP HELP", ""},
+		{"XINFO STREAM s FULL", "s"},
+		{"XINFO GROUPS s", "s"},
+		{"XINFO CONSUMERS s g", "s"},
+		{"XREAD COUNT 1 BLOCK 0 STREAMS a b 0 0", "a b"},
+		{"XREAD streams a 0", "a"},
+		{"XREAD STREAMS a b 0", ""}, // unbalanced: the planner answers
+		{"XREADGROUP GROUP g c COUNT 2 NOACK BLOCK 5 STREAMS x y > >", "x y"},
+		{"XREADGROUP GROUP streams streams STREAMS k >", "k"},
+		{"DEL a b c", "a b c"},
+		{"UNLINK a", "a"},
+		{"EXISTS a b", "a b"},
+		{"TYPE a", "a"},
+		{"RENAME a b", "a b"},
+		{"RENAMENX a b", "a b"},
+		{"EXPIRE a 1", "a"},
+		{"PEXPIRE a 1 NX", "a"},
+		{"EXPIREAT a 1", "a"},
+		{"PEXPIREAT a 1", "a"},
+		{"TTL a", "a"},
+		{"PTTL a", "a"},
+		{"PERSIST a", "a"},
+		{"WATCH a b", "a b"},
+		{"KEYS *", ""},
+		{"SCAN 0", ""},
+		{"DBSIZE", ""},
+		{"FLUSHALL", ""},
+		{"PING", ""},
+	}
+	for _, tc := range cases {
+		args := bytesArgs(strings.Fields(tc.req))
+		cmd, rej := s.lookup(args)
+		if rej != "" {
+			t.Fatalf("%s: %s", tc.req, rej)
+		}
+		var got []string
+		for _, k := range commandKeys(cmd, args) {
+			got = append(got, string(k))
+		}
+		if strings.Join(got, " ") != tc.keys {
+			t.Errorf("%s: keys %q, want %q", tc.req, got, tc.keys)
+		}
+	}
+	// Every command with key positions in the table is covered above.
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		args := bytesArgs(strings.Fields(tc.req))
+		cmd, _ := s.lookup(args)
+		covered[cmd.Name] = true
+	}
+	for _, c := range s.cmds.sorted {
+		for _, x := range append([]*Command{c}, c.Subcommands...) {
+			if (x.FirstKey > 0 || hasFlag(x, "movablekeys")) && !covered[x.Name] {
+				t.Errorf("keyed command %s has no key extraction case", x.Name)
+			}
+		}
+	}
+}
+
+func bytesArgs(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+// TestReadReply reads one reply of every RESP2/RESP3 type, byte for byte,
+// and refuses malformed or truncated ones.
+func TestReadReply(t *testing.T) {
+	good := []string{
+		"+OK\r\n",
+		"-ERR bad\r\n",
+		":42\r\n",
+		":-1\r\n",
+		"$3\r\nabc\r\n",
+		"$0\r\n\r\n",
+		"$-1\r\n",
+		"$4\r\na\r\nb\r\n", // CRLF inside a bulk
+		"*-1\r\n",
+		"*0\r\n",
+		"*2\r\n$1\r\na\r\n*1\r\n:1\r\n",
+		"_\r\n",
+		",1.5\r\n",
+		"#t\r\n",
+		"(3492890328409238509324850943850943825024385\r\n",
+		"!21\r\nSYNTAX invalid syntax\r\n",
+		"=15\r\ntxt:Some string\r\n",
+		"%2\r\n+a\r\n:1\r\n+b\r\n*1\r\n%1\r\n$1\r\nk\r\n~2\r\n:1\r\n_\r\n",
+		"~3\r\n+a\r\n+b\r\n#f\r\n",
+		">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n",
+		"|1\r\n+ttl\r\n:3600\r\n$5\r\nvalue\r\n", // attribute then its reply
+		"*1\r\n|1\r\n+a\r\n+b\r\n:7\r\n",         // nested attribute
+	}
+	for _, g := range good {
+		const next = "+NEXT\r\n"
+		r := bufio.NewReaderSize(strings.NewReader(g+next), 16)
+		got, err := readReply(r, nil)
+		if err != nil || string(got) != g {
+			t.Errorf("readReply(%q) = %q, %v", g, got, err)
+			continue
+		}
+		rest, err := readReply(r, nil)
+		if err != nil || string(rest) != next {
+			t.Errorf("after %q: next reply %q, %v", g, rest, err)
+		}
+	}
+	bad := []string{
+		"?what\r\n",
+		"+OK\n",
+		"$3\r\nabcd\r\n",
+		"$x\r\n",
+		"$-2\r\n",
+		"!-1\r\n",
+		"%-1\r\n",
+		"*2\r\n:1\r\n",     // truncated
+		"$10\r\nabc",       // truncated
+		"*99999999999\r\n", // too many elements
+		strings.Repeat("*1\r\n", maxReplyDepth+2) + ":1\r\n",
+	}
+	for _, b := range bad {
+		if got, err := readReply(bufio.NewReader(strings.NewReader(b)), nil); err == nil {
+			t.Errorf("readReply(%q) = %q, want an error", b, got)
+		}
+	}
+	if _, err := readReply(bufio.NewReader(strings.NewReader("")), nil); !errors.Is(err, io.EOF) {
+		t.Errorf("empty input: %v, want EOF", err)
+	}
+}
+
+// TestRelayedKeepsBytes checks a relayed reply is written as it came, in
+// both protocols, and a simple error becomes an ErrorReply.
+func TestRelayedKeepsBytes(t *testing.T) {
+	if r, ok := relayed([]byte("-MOVED 1 x:1\r\n")).(ErrorReply); !ok || r != "MOVED 1 x:1" {
+		t.Fatalf("relayed error = %#v", r)
+	}
+	raw := "%1\r\n+a\r\n#t\r\n"
+	if r, ok := relayed([]byte(raw)).(rawReply); !ok || string(r) != raw {
+		t.Fatalf("relayed map = %#v", r)
+	}
+}
+
+// multiShard serves a single node whose keyspace is split into 4 shards.
+func multiShard(t *testing.T) (*Server, string) {
+	t.Helper()
+	node, err := replication.OpenNode(replication.NodeOptions{Shards: 4, Logger: pquietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewNode(DefaultConfig(), node, pquietLog())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-done
+		node.Close(false)
+	})
+	return srv, ln.Addr().String()
+}
+
+// keysOfShards returns one key per shard of n (k0 in shard 0, …).
+func keysOfShards(n int) []string {
+	out := make([]string, n)
+	found := 0
+	for k := 0; found < n; k++ {
+		key := fmt.Sprintf("key%d", k)
+		if i := replication.ShardOfSlot(replication.KeySlot(key), n); out[i] == "" {
+			out[i] = key
+			found++
+		}
+	}
+	return out
+}
+
+// TestShardsCrossSlotAndFanout: a 4-shard node answers CROSSSLOT for keys
+// in different shards (in a command, and queued in MULTI), serves keys of
+// every shard, and sums/concatenates/walks/flushes every shard for DBSIZE,
+// KEYS, SCAN and FLUSHALL.
+func TestShardsCrossSlotAndFanout(t *testing.T) {
+	_, addr := multiShard(t)
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	do := func(want string, args ...string) Value {
+		t.Helper()
+		v, err := c.Do(args...)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if want != "" && v.String() != want {
+			t.Fatalf("%v = %s, want %s", args, v, want)
+		}
+		return v
+	}
+	keys := keysOfShards(4)
+	for _, k := range keys {
+		do(`"1-1"`, "XADD", k, "1-1", "f", "v")
+		do(`"1-1"`, "XADD", "{"+k+"}x", "1-1", "f", "v")
+	}
+	cross := `(error) CROSSSLOT Keys in request don't hash to the same slot`
+	do(cross, "DEL", keys[0], keys[1])
+	do(cross, "XREAD", "STREAMS", keys[2], keys[3], "0", "0")
+	// Same shard, different slots: fine outside cluster mode.
+	do("(integer) 2", "EXISTS", keys[0], "{"+keys[0]+"}x")
+	do("(integer) 8", "DBSIZE")
+	v := do("", "KEYS", "*")
+	if len(v.Elems) != 8 {
+		t.Fatalf("KEYS * = %s", v)
+	}
+	// SCAN with COUNT 1 walks every shard; every key comes back.
+	seen := map[string]bool{}
+	cursor := "0"
+	for round := 0; ; round++ {
+		if round > 100 {
+			t.Fatal("SCAN does not end")
+		}
+		v := do("", "SCAN", cursor, "COUNT", "1")
+		cursor = v.Elems[0].Str
+		for _, e := range v.Elems[1].Elems {
+			seen[e.Str] = true
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if len(seen) != 8 {
+		got := make([]string, 0, len(seen))
+		for k := range seen {
+			got = append(got, k)
+		}
+		sort.Strings(got)
+		t.Fatalf("SCAN saw %v", got)
+	}
+	// MULTI with keys in two shards: refused while queuing, EXECABORT.
+	do("+OK", "MULTI")
+	do("+QUEUED", "XLEN", keys[0])
+	do(cross, "XLEN", keys[1])
+	do("(error) EXECABORT Transaction discarded because of previous errors.", "EXEC")
+	// One shard: runs.
+	do("+OK", "MULTI")
+	do("+QUEUED", "XADD", keys[3], "2-1", "f", "v")
+	do("+QUEUED", "XLEN", keys[3])
+	do("", "EXEC")
+	do("(integer) 2", "XLEN", keys[3])
+	do("+OK", "FLUSHALL")
+	do("(integer) 0", "DBSIZE")
+}
