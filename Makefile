@@ -7,9 +7,12 @@ all: vet test
 
 # Every package with the race detector. The differential and tool tests need
 # redis-server, redis-cli and redis-benchmark on PATH; without them they skip,
-# unless STREAMD_REQUIRE_REDIS=1 (as in CI), where they fail instead.
+# unless STREAMD_REQUIRE_REDIS=1 (as in CI), where they fail instead. Then
+# the Dapr pubsub.redis integration tests, a module of their own
+# (testdata/dapr) so that Dapr's dependencies stay out of streamd's go.mod.
 test:
 	$(GO) test -race -count=1 ./...
+	cd testdata/dapr && $(GO) test -race -count=1 ./...
 
 build:
 	$(GO) build -o streamd ./cmd/streamd
@@ -19,6 +22,7 @@ run:
 
 vet:
 	$(GO) vet ./...
+	cd testdata/dapr && $(GO) vet ./...
 
 # Rewrites files in place; CI-style check: test -z "$$(gofmt -l .)".
 fmt:

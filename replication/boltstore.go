@@ -33,7 +33,13 @@ type boltStore struct {
 	db   *bolt.DB
 	// wmu serialises write transactions with SetNoSync.
 	wmu sync.Mutex
+	// hist times each fsync: a committing transaction while NoSync is off
+	// (bbolt fsyncs twice inside it) and each Sync (fsync_stats.go).
+	hist fsyncHist
 }
+
+// fsyncHist returns the store's fsync latency histogram.
+func (s *boltStore) fsyncHist() *fsyncHist { return &s.hist }
 
 var (
 	bucketLogs = []byte("logs")
@@ -73,7 +79,10 @@ func openBoltStore(path string, noSync bool) (*boltStore, error) {
 func (s *boltStore) update(fn func(tx *bolt.Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return s.db.Update(fn)
+	if s.db.NoSync {
+		return s.db.Update(fn)
+	}
+	return s.hist.time(func() error { return s.db.Update(fn) })
 }
 
 // SetNoSync switches fsync-per-commit off (true) or on (false).
@@ -84,7 +93,7 @@ func (s *boltStore) SetNoSync(noSync bool) {
 }
 
 // Sync fsyncs the file (the everysec policy calls it once a second).
-func (s *boltStore) Sync() error { return s.db.Sync() }
+func (s *boltStore) Sync() error { return s.hist.time(s.db.Sync) }
 
 // Close closes the file.
 func (s *boltStore) Close() error { return s.db.Close() }

@@ -201,7 +201,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 		}
 		if clustered {
 			hlog := hclog.New(&hclog.LoggerOptions{
-				Name: "raft-net", Level: hclog.Warn, DisableTime: true, Output: slogWriter{so.Logger},
+				Name: "raft-net", Level: hclog.Warn, DisableTime: true, Output: slogWriter{log: so.Logger, clustered: true},
 			})
 			n.transports[i] = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 				Stream: n.mux.layers[i], MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,

@@ -18,6 +18,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -220,6 +222,8 @@ type shardStats struct {
 type hooks struct {
 	clock    func() int64
 	wrapLogs func(raft.LogStore) raft.LogStore
+	// progressEvery replaces replayProgressEvery (0 = keep it).
+	progressEvery time.Duration
 }
 
 // NewShard returns an in-memory shard (no data directory). It panics if
@@ -265,7 +269,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	s.stats.lastSaveOK = true
 	hlog := hclog.New(&hclog.LoggerOptions{
 		Name: "raft", Level: hclog.Warn, DisableTime: true,
-		Output: slogWriter{opts.Logger},
+		Output: slogWriter{log: opts.Logger, clustered: opts.Transport != nil},
 	})
 
 	var (
@@ -366,7 +370,14 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	}
 	go s.lead.run(s)
 	if !s.clustered {
-		if err := s.waitReady(); err != nil {
+		every := h.progressEvery
+		if every <= 0 {
+			every = replayProgressEvery
+		}
+		stop := s.reportReplay(every)
+		err := s.waitReady()
+		stop()
+		if err != nil {
 			s.raft.Shutdown()
 			s.lead.stop(nil)
 			return nil, err
@@ -407,6 +418,55 @@ func (s *Shard) waitReady() error {
 		time.Sleep(time.Millisecond)
 	}
 	return nil
+}
+
+// replayProgressEvery is how often a single node's start-up replay of its
+// log reports progress; a replay shorter than that reports nothing.
+const replayProgressEvery = time.Second
+
+// reportReplay logs, every `every` until the returned stop is called, how
+// far the start-up replay of the log after the restored snapshot has got:
+// "replaying: applied X of Y entries (Z/s), ETA Ns". If it logged any such
+// line, stop logs the total time taken.
+func (s *Shard) reportReplay(every time.Duration) (stop func()) {
+	base, last := s.applied.Load(), s.raft.LastIndex()
+	if last <= base {
+		return func() {}
+	}
+	total := last - base
+	start := time.Now()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		logged := false
+		for {
+			select {
+			case <-done:
+				if logged {
+					s.opts.Logger.Info(fmt.Sprintf("replayed %d log entries in %.1fs", total, time.Since(start).Seconds()))
+				}
+				return
+			case <-tick.C:
+			}
+			var n uint64
+			if cur := s.applied.Load(); cur > base {
+				n = min(cur-base, total)
+			}
+			rate := float64(n) / time.Since(start).Seconds()
+			eta := "unknown"
+			if rate > 0 {
+				eta = strconv.FormatFloat(float64(total-n)/rate, 'f', 0, 64) + "s"
+			}
+			s.opts.Logger.Info(fmt.Sprintf("replaying: applied %d of %d entries (%.0f/s), ETA %s", n, total, rate, eta))
+			logged = true
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // raftConfig returns raft's configuration for the options: today's fast
@@ -482,6 +542,13 @@ func (s *Shard) LogStore() string {
 	}
 	return s.opts.LogStore
 }
+
+// Dir returns the shard's data directory ("" in memory).
+func (s *Shard) Dir() string { return s.opts.Dir }
+
+// StorePath returns where the shard's log lives: dir/wal or dir/raft.db
+// ("" in memory).
+func (s *Shard) StorePath() string { return s.storePath }
 
 // NodeMaxEntries returns the keyspace's stream-node-max-entries (CONFIG GET).
 func (s *Shard) NodeMaxEntries() int {
@@ -717,15 +784,30 @@ func (s *Shard) Close(save bool) error {
 }
 
 // slogWriter turns hclog's lines (raft's logger) into slog records.
-type slogWriter struct{ log *slog.Logger }
+// Raft logs routine cluster events (a follower catching up, a leadership
+// change) at WARN or ERROR; those go out at INFO so that warnings and errors
+// in streamd's log mean something needs a look.
+type slogWriter struct {
+	log       *slog.Logger
+	clustered bool
+}
+
+// routineRaftLines are raft messages about normal cluster operation.
+var routineRaftLines = []string{
+	"appendEntries rejected, sending older logs", // a follower joined or lagged
+	"peer has newer term, stopping replication",  // after an election or a transfer
+	"failed to get log, sending snapshot",        // a far-behind follower
+}
 
 // Write logs one line.
 func (w slogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
 	switch {
-	case strings.Contains(line, "heartbeat timeout reached, starting election"):
+	case strings.Contains(line, "heartbeat timeout reached, starting election") && !w.clustered:
 		// Expected once per start: a single voter elects itself.
 		w.log.Debug(line)
+	case slices.ContainsFunc(routineRaftLines, func(s string) bool { return strings.Contains(line, s) }):
+		w.log.Info(line)
 	case strings.Contains(line, "[ERROR]"):
 		w.log.Error(line)
 	default:

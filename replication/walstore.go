@@ -126,7 +126,12 @@ type syncVFS struct {
 	mu     sync.Mutex
 	noSync bool
 	dirty  map[*syncFile]struct{}
+	// hist times every segment fsync (fsync_stats.go).
+	hist fsyncHist
 }
+
+// fsyncHist returns the store's fsync latency histogram.
+func (s *walStore) fsyncHist() *fsyncHist { return &s.vfs.hist }
 
 // Create creates a segment file (preallocated by the OS layer).
 func (v *syncVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
@@ -157,7 +162,7 @@ func (v *syncVFS) syncAll() error {
 	v.mu.Unlock()
 	var errs []error
 	for _, f := range files {
-		if err := f.WritableFile.Sync(); err != nil {
+		if err := v.hist.time(f.WritableFile.Sync); err != nil {
 			v.mu.Lock()
 			v.dirty[f] = struct{}{}
 			v.mu.Unlock()
@@ -183,7 +188,7 @@ func (f *syncFile) Sync() error {
 	}
 	delete(f.vfs.dirty, f)
 	f.vfs.mu.Unlock()
-	return f.WritableFile.Sync()
+	return f.vfs.hist.time(f.WritableFile.Sync)
 }
 
 // Close fsyncs the file first if everysec left it dirty (a segment is closed
@@ -195,7 +200,7 @@ func (f *syncFile) Close() error {
 	f.vfs.mu.Unlock()
 	var err error
 	if dirty {
-		err = f.WritableFile.Sync()
+		err = f.vfs.hist.time(f.WritableFile.Sync)
 	}
 	if cerr := f.WritableFile.Close(); err == nil {
 		err = cerr

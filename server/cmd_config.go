@@ -4,7 +4,7 @@ import (
 	"streamd/internal/glob"
 )
 
-// configCommand is CONFIG GET / SET / RESETSTAT / HELP.
+// configCommand is CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
 func (s *Server) configCommand() *Command {
 	sub := func(name string, arity int, flags []string, summary, since string, h func(*Client, [][]byte) Reply) *Command {
 		return &Command{Name: "config|" + name, Arity: arity, Flags: flags,
@@ -18,6 +18,7 @@ func (s *Server) configCommand() *Command {
 			sub("get", -3, admin, "Returns the effective values of configuration parameters.", "2.0.0", s.cmdCONFIGGET),
 			sub("set", -4, append(admin, "may_replicate"), "Sets configuration parameters in-flight.", "2.0.0", s.cmdCONFIGSET),
 			sub("resetstat", 2, admin, "Resets the server's statistics.", "2.0.0", s.cmdCONFIGRESETSTAT),
+			sub("rewrite", 2, admin, "Persists the effective configuration to file.", "2.8.0", s.cmdCONFIGREWRITE),
 			sub("help", 2, []string{"loading", "stale"}, "Returns helpful text about the different subcommands.", "5.0.0", cmdCONFIGHELP),
 		},
 	}
@@ -106,6 +107,7 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 		ch.p.set(&s.cfg, ch.value)
 	}
 	s.cfgMu.Unlock()
+	s.reloadSlowlog()
 	return OK
 }
 
@@ -129,5 +131,7 @@ func cmdCONFIGHELP(c *Client, args [][]byte) Reply {
 		"    Set the configuration <directive> to <value>.",
 		"RESETSTAT",
 		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Rewrite the configuration file.",
 	)
 }

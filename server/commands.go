@@ -14,6 +14,7 @@ func (s *Server) allCommands() []*Command {
 	all = append(all, streamCommands()...)
 	all = append(all, keyspaceCommands()...)
 	all = append(all, txCommands()...)
+	all = append(all, s.slowlogCommand(), s.monitorCommand())
 	return all
 }
 

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -57,6 +59,26 @@ type Config struct {
 	// /metrics, /healthz and /readyz endpoints (see Server.MetricsHandler);
 	// "" turns them off. Read from the file or the command line only.
 	MetricsAddr string
+	// MetricsMaxStreams is "metrics-max-streams": how many streams /metrics
+	// reports per-stream series for (the longest ones; default 100).
+	MetricsMaxStreams int
+	// SlowlogLogSlowerThan is "slowlog-log-slower-than": commands taking at
+	// least this many microseconds are logged in the SLOWLOG (default 10000;
+	// 0 logs every command, a negative value none), as in Redis.
+	SlowlogLogSlowerThan int64
+	// SlowlogMaxLen is "slowlog-max-len": how many entries the SLOWLOG
+	// keeps (default 128).
+	SlowlogMaxLen int
+	// LogFormat is "log-format": "text" (the default, log/slog's key=value
+	// lines) or "json" (one JSON object a line). Read from the file or the
+	// command line only.
+	LogFormat string
+	// ConfigFile is the path of the config file the server was started
+	// with ("" = none; CONFIG REWRITE writes there). It is not a directive.
+	ConfigFile string
+	// LogLevelVar, if set, is the live level of the process's logger
+	// (main makes it): CONFIG SET loglevel sets it. It is not a directive.
+	LogLevelVar *slog.LevelVar
 
 	// Cluster settings (issue 4). All are read from the file or the command
 	// line only: CONFIG SET refuses them. With NodeID empty the server is
@@ -125,6 +147,10 @@ func DefaultConfig() Config {
 		LogLevel:             "notice",
 		AppendFsync:          "always",
 		MetricsAddr:          "127.0.0.1:9121",
+		MetricsMaxStreams:    100,
+		SlowlogLogSlowerThan: 10000,
+		SlowlogMaxLen:        128,
+		LogFormat:            "text",
 		Shards:               1,
 		RaftHeartbeatTimeout: DefaultRaftHeartbeatTimeout,
 		RaftElectionTimeout:  DefaultRaftElectionTimeout,
@@ -161,6 +187,21 @@ type configParam struct {
 	// local, if set, applies a change to this node's shard outside the log
 	// (a durability policy such as appendfsync is each node's own choice).
 	local func(sh *replication.Shard, cfg *Config) error
+	// help is what the directive changes (streamd --help, README table).
+	help string
+	// defText, if set, is the default shown by --help instead of the
+	// value DefaultConfig holds (for defaults that depend on the data).
+	defText string
+	// yesNo marks a yes/no directive: its flag may stand alone (--name
+	// means yes).
+	yesNo bool
+}
+
+// doc sets p's help text and returns p (for the table's rows built by
+// the helper constructors).
+func (p *configParam) doc(help string) *configParam {
+	p.help = help
+	return p
 }
 
 // constParam is a directive streamd answers with a fixed value because the
@@ -208,6 +249,7 @@ func boolParam(name string, field func(*Config) *bool) *configParam {
 			}
 			return "no"
 		},
+		yesNo: true,
 		set: func(c *Config, v string) error {
 			switch strings.ToLower(v) {
 			case "yes":
@@ -375,13 +417,18 @@ var configParams = func() []*configParam {
 				}
 				c.Bind = strings.Join(strings.Fields(v), " ")
 				return nil
-			}, immutable: true},
-		intParam("port", 0, 65535, func(c *Config) *int { return &c.Port }, true),
+			}, immutable: true,
+			help: `client addresses to listen on, space-separated ("-addr" = skip if it cannot be bound, "*" = all)`},
+		intParam("port", 0, 65535, func(c *Config) *int { return &c.Port }, true).
+			doc("client TCP port (0 = any free port; a cluster node needs a fixed one)"),
 		{name: "dir", get: func(c *Config) string { return c.Dir },
-			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true},
+			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true,
+			help: "data directory: Raft log, snapshots, LOCK (shard N > 0 in dir/shard-N)"},
 		{name: "requirepass", get: func(c *Config) string { return c.RequirePass },
-			set: func(c *Config, v string) error { c.RequirePass = v; return nil }},
-		intParam("maxclients", 1, math.MaxUint32, func(c *Config) *int { return &c.MaxClients }, false),
+			set:  func(c *Config, v string) error { c.RequirePass = v; return nil },
+			help: `password of the default user ("" = no AUTH needed)`},
+		intParam("maxclients", 1, math.MaxUint32, func(c *Config) *int { return &c.MaxClients }, false).
+			doc("most client connections at once (more are refused)"),
 		{name: "proto-max-bulk-len", get: func(c *Config) string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
 			set: func(c *Config, v string) error {
 				n, err := parseConfigInt(v, 1<<20, math.MaxInt64, true)
@@ -390,7 +437,8 @@ var configParams = func() []*configParam {
 				}
 				c.ProtoMaxBulkLen = n
 				return nil
-			}},
+			},
+			help: "largest bulk string a client may send, in bytes (units: 1kb, 512mb...)"},
 		{name: "stream-node-max-entries", get: func(c *Config) string { return strconv.Itoa(c.StreamNodeMaxEntries) },
 			set: func(c *Config, v string) error {
 				n, err := parseConfigInt(v, 0, math.MaxInt64, false)
@@ -399,7 +447,8 @@ var configParams = func() []*configParam {
 				}
 				c.StreamNodeMaxEntries = int(n)
 				return nil
-			}, engine: true},
+			}, engine: true,
+			help: "entries per stream node, which XADD/XTRIM's ~ trimming works in (0 = no limit)"},
 		{name: "stream-node-max-bytes", get: func(c *Config) string { return strconv.Itoa(c.StreamNodeMaxBytes) },
 			set: func(c *Config, v string) error {
 				n, err := parseConfigInt(v, 0, math.MaxInt64, true)
@@ -408,9 +457,12 @@ var configParams = func() []*configParam {
 				}
 				c.StreamNodeMaxBytes = int(n)
 				return nil
-			}, engine: true},
-		intParam("timeout", 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }, false),
-		intParam("tcp-keepalive", 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepAlive }, false),
+			}, engine: true,
+			help: "bytes per stream node (0 = no limit)"},
+		intParam("timeout", 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }, false).
+			doc("close a client idle this many seconds (0 = never; blocked clients are exempt)"),
+		intParam("tcp-keepalive", 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepAlive }, false).
+			doc("TCP keepalive period of client connections in seconds (0 = off)"),
 		{name: "loglevel", get: func(c *Config) string { return c.LogLevel },
 			set: func(c *Config, v string) error {
 				switch l := strings.ToLower(v); l {
@@ -419,10 +471,30 @@ var configParams = func() []*configParam {
 					return nil
 				}
 				return errors.New("argument(s) must be one of the following: debug, verbose, notice, warning")
-			}},
-		constParam("databases", "16"),
-		constParam("save", ""),
-		constParam("appendonly", "yes"),
+			},
+			local: func(_ *replication.Shard, c *Config) error {
+				// Not a shard setting: CONFIG SET runs local hooks once
+				// every value checked, which is when the live level of the
+				// process's logger may change.
+				if c.LogLevelVar != nil {
+					c.LogLevelVar.Set(SlogLevel(c.LogLevel))
+				}
+				return nil
+			},
+			help: "log verbosity: debug, verbose (both slog DEBUG), notice (INFO) or warning (WARN)"},
+		{name: "log-format", get: func(c *Config) string { return c.LogFormat },
+			set: func(c *Config, v string) error {
+				switch l := strings.ToLower(v); l {
+				case "text", "json":
+					c.LogFormat = l
+					return nil
+				}
+				return errors.New("argument(s) must be one of the following: text, json")
+			}, immutable: true,
+			help: "log line format on stderr: text (key=value) or json (one object a line)"},
+		constParam("databases", "16").doc("fixed: 16 (only db 0 holds keys); accepted for compatibility"),
+		constParam("save", "").doc(`fixed: "" (snapshots are taken by log size, not save points)`),
+		constParam("appendonly", "yes").doc("fixed: yes (the Raft log is always on)"),
 		{name: "appendfsync", get: func(c *Config) string { return c.AppendFsync },
 			set: func(c *Config, v string) error {
 				next := *c
@@ -439,8 +511,10 @@ var configParams = func() []*configParam {
 					return err
 				}
 				return sh.SetFsync(p)
-			}},
-		boolParam("cluster-enabled", func(c *Config) *bool { return &c.ClusterEnabled }),
+			},
+			help: "always: fsync the log before each reply; everysec: once a second (a crash may lose the last second)"},
+		boolParam("cluster-enabled", func(c *Config) *bool { return &c.ClusterEnabled }).
+			doc("yes: answer MOVED and serve CLUSTER SLOTS/SHARDS/NODES; no: forward to the leader"),
 		{name: "node-id", get: func(c *Config) string { return c.NodeID },
 			set: func(c *Config, v string) error {
 				if strings.ContainsAny(v, " \t\r\n,=") {
@@ -448,10 +522,14 @@ var configParams = func() []*configParam {
 				}
 				c.NodeID = v
 				return nil
-			}, immutable: true},
-		addrParam("raft-addr", func(c *Config) *string { return &c.RaftAddr }),
-		boolParam("bootstrap", func(c *Config) *bool { return &c.Bootstrap }),
-		addrParam("join", func(c *Config) *string { return &c.Join }),
+			}, immutable: true,
+			help: `this node's Raft ID ("" = single node, no cluster)`},
+		addrParam("raft-addr", func(c *Config) *string { return &c.RaftAddr }).
+			doc("host:port of the Raft port, listened on and advertised (trusted: keep it private)"),
+		boolParam("bootstrap", func(c *Config) *bool { return &c.Bootstrap }).
+			doc("start a new cluster with this node as every shard's only voter"),
+		addrParam("join", func(c *Config) *string { return &c.Join }).
+			doc("client host:port of a member to join the cluster through (RAFT ADD)"),
 		{name: "peers", get: func(c *Config) string { return c.Peers },
 			set: func(c *Config, v string) error {
 				if _, err := ParsePeers(v); err != nil {
@@ -459,13 +537,20 @@ var configParams = func() []*configParam {
 				}
 				c.Peers = strings.TrimSpace(v)
 				return nil
-			}, immutable: true},
-		intParam("shards", 1, replication.SlotCount, func(c *Config) *int { return &c.Shards }, true),
-		durationParam("raft-heartbeat-timeout", func(c *Config) *time.Duration { return &c.RaftHeartbeatTimeout }),
-		durationParam("raft-election-timeout", func(c *Config) *time.Duration { return &c.RaftElectionTimeout }),
-		durationParam("raft-lease-timeout", func(c *Config) *time.Duration { return &c.RaftLeaseTimeout }),
-		durationParam("quorum-timeout", func(c *Config) *time.Duration { return &c.QuorumTimeout }),
-		boolParam("balance-leaders", func(c *Config) *bool { return &c.BalanceLeaders }),
+			}, immutable: true,
+			help: "static members id=host:port,... (Raft addresses, this node included) to bootstrap with"},
+		intParam("shards", 1, replication.SlotCount, func(c *Config) *int { return &c.Shards }, true).
+			doc("Raft groups the 16384 slots are split into (a data directory keeps its count)"),
+		durationParam("raft-heartbeat-timeout", func(c *Config) *time.Duration { return &c.RaftHeartbeatTimeout }).
+			doc("Raft heartbeat timeout (500ms, 2s; a bare number is milliseconds)"),
+		durationParam("raft-election-timeout", func(c *Config) *time.Duration { return &c.RaftElectionTimeout }).
+			doc("Raft election timeout"),
+		durationParam("raft-lease-timeout", func(c *Config) *time.Duration { return &c.RaftLeaseTimeout }).
+			doc("Raft leader lease"),
+		durationParam("quorum-timeout", func(c *Config) *time.Duration { return &c.QuorumTimeout }).
+			doc(`how long a write waits for a majority before "ERR outcome unknown"`),
+		boolParam("balance-leaders", func(c *Config) *bool { return &c.BalanceLeaders }).
+			doc("spread shard leadership over the voters"),
 		{name: "log-store", get: func(c *Config) string { return c.LogStore },
 			set: func(c *Config, v string) error {
 				ls, err := replication.ParseLogStore(strings.ToLower(v))
@@ -475,10 +560,26 @@ var configParams = func() []*configParam {
 				c.LogStore = ls
 				return nil
 			},
-			immutable: true},
+			immutable: true, defText: "what dir holds, else wal",
+			help: "log store: wal (dir/wal/, one fsync per write) or bolt (dir/raft.db, two)"},
 		{name: "metrics-addr", get: func(c *Config) string { return c.MetricsAddr },
 			set:       func(c *Config, v string) error { c.MetricsAddr = strings.TrimSpace(v); return nil },
-			immutable: true},
+			immutable: true,
+			help:      `HTTP address of /metrics, /healthz and /readyz ("" = off)`},
+		intParam("metrics-max-streams", 0, math.MaxInt32, func(c *Config) *int { return &c.MetricsMaxStreams }, false).
+			doc("how many streams (the longest) /metrics reports per-stream series for"),
+		{name: "slowlog-log-slower-than", get: func(c *Config) string { return strconv.FormatInt(c.SlowlogLogSlowerThan, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseConfigInt(v, -1, math.MaxInt64, false)
+				if err != nil {
+					return err
+				}
+				c.SlowlogLogSlowerThan = n
+				return nil
+			},
+			help: "SLOWLOG commands taking at least this many microseconds (0 = all, -1 = none)"},
+		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
+			doc("entries the SLOWLOG keeps"),
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
@@ -603,6 +704,80 @@ func (c *Config) Set(name, value string) error {
 	}
 	if err := p.set(c, value); err != nil {
 		return fmt.Errorf("%s %q: %v", p.name, value, err)
+	}
+	return nil
+}
+
+// SlogLevel maps Redis's loglevel names onto log/slog levels: debug and
+// verbose are DEBUG, notice is INFO, warning is WARN (Redis's finer
+// debug/verbose split has no use here: streamd logs nothing per command).
+func SlogLevel(loglevel string) slog.Level {
+	switch strings.ToLower(loglevel) {
+	case "debug", "verbose":
+		return slog.LevelDebug
+	case "warning":
+		return slog.LevelWarn
+	}
+	return slog.LevelInfo
+}
+
+// NewLogger returns the logger cfg asks for: log-format's handler (text or
+// json) writing to w, its level held by level (set from loglevel here, and
+// later by CONFIG SET loglevel when it is cfg.LogLevelVar).
+func NewLogger(cfg Config, w io.Writer, level *slog.LevelVar) *slog.Logger {
+	level.Set(SlogLevel(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.LogFormat, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// ConfigDoc describes one directive: its name (the config file's, the
+// flag's, CONFIG GET's), the default as text, what it changes, and whether
+// it is a yes/no directive whose flag may stand alone.
+type ConfigDoc struct {
+	Name, Default, Help string
+	YesNo               bool
+}
+
+// ConfigDocs describes every directive, sorted by name: the one table
+// --help prints and the README's Configuration table mirrors.
+func ConfigDocs() []ConfigDoc {
+	def := DefaultConfig()
+	out := make([]ConfigDoc, len(configParams))
+	for i, p := range configParams {
+		d := p.defText
+		if d == "" {
+			d = p.get(&def)
+		}
+		if d == "" {
+			d = `""`
+		}
+		out[i] = ConfigDoc{Name: p.name, Default: d, Help: p.help, YesNo: p.yesNo}
+	}
+	return out
+}
+
+// EnvName is the environment variable that sets directive name:
+// STREAMD_ and the name in upper case with "-" as "_" (STREAMD_METRICS_ADDR).
+func EnvName(name string) string {
+	return "STREAMD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// LoadEnv sets every directive whose environment variable (EnvName) lookup
+// finds, as a config file line would; an empty value counts (it clears
+// metrics-addr, for one). A bad value is an error naming the variable.
+func LoadEnv(cfg *Config, lookup func(string) (string, bool)) error {
+	for _, p := range configParams {
+		env := EnvName(p.name)
+		v, ok := lookup(env)
+		if !ok {
+			continue
+		}
+		if err := p.set(cfg, v); err != nil {
+			return fmt.Errorf("%s=%q: %v", env, v, err)
+		}
 	}
 	return nil
 }

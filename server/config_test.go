@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,5 +152,74 @@ func TestClusterConfig(t *testing.T) {
 	}
 	if p, err := ParsePeers(""); p != nil || err != nil {
 		t.Fatalf("empty peers = %v, %v", p, err)
+	}
+}
+
+// TestConfigLiveParams: the SLOWLOG and metrics directives answer CONFIG
+// GET with their defaults and change live on CONFIG SET, with Redis 7.0's
+// range texts; CONFIG SET loglevel changes the logger's live level;
+// log-format is read at start-up only.
+func TestConfigLiveParams(t *testing.T) {
+	level := new(slog.LevelVar)
+	srv, addr := startTestServer(t, func(c *Config) { c.LogLevelVar = level })
+	c := dial(t, addr)
+	defer c.Close()
+	if got := mustDo(t, c, "CONFIG", "GET", "slowlog*"); got != `["slowlog-log-slower-than", "10000", "slowlog-max-len", "128"]` {
+		t.Fatalf("CONFIG GET slowlog* = %s", got)
+	}
+	if got := mustDo(t, c, "CONFIG", "GET", "metrics-max-streams"); got != `["metrics-max-streams", "100"]` {
+		t.Fatalf("CONFIG GET metrics-max-streams = %s", got)
+	}
+	mustDo(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "-1", "slowlog-max-len", "3", "metrics-max-streams", "0")
+	if cfg := srv.config(); cfg.SlowlogLogSlowerThan != -1 || cfg.SlowlogMaxLen != 3 || cfg.MetricsMaxStreams != 0 {
+		t.Fatalf("after CONFIG SET: %+v", cfg)
+	}
+	for _, tt := range []struct{ name, value, want string }{
+		{"slowlog-log-slower-than", "-2", "ERR CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - argument must be between -1 and 9223372036854775807 inclusive"},
+		{"slowlog-max-len", "-1", "ERR CONFIG SET failed (possibly related to argument 'slowlog-max-len') - argument must be between 0 and 9223372036854775807 inclusive"},
+		{"slowlog-max-len", "abc", "ERR CONFIG SET failed (possibly related to argument 'slowlog-max-len') - argument couldn't be parsed into an integer"},
+		{"log-format", "json", "ERR CONFIG SET failed (possibly related to argument 'log-format') - can't set immutable config"},
+	} {
+		if v, err := c.Do("CONFIG", "SET", tt.name, tt.value); err != nil || v.String() != "(error) "+tt.want {
+			t.Errorf("CONFIG SET %s %s = %v, %v; want %q", tt.name, tt.value, v, err, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		want slog.Level
+	}{{"warning", slog.LevelWarn}, {"debug", slog.LevelDebug}, {"verbose", slog.LevelDebug}, {"notice", slog.LevelInfo}} {
+		mustDo(t, c, "CONFIG", "SET", "loglevel", tt.name)
+		if level.Level() != tt.want {
+			t.Errorf("CONFIG SET loglevel %s: level %v, want %v", tt.name, level.Level(), tt.want)
+		}
+	}
+}
+
+// TestLoadEnv: STREAMD_<NAME> variables set their directives as file
+// lines do; a bad one is an error naming it; ConfigDocs covers every
+// directive with a help text.
+func TestLoadEnv(t *testing.T) {
+	env := map[string]string{"STREAMD_PORT": "7001", "STREAMD_STREAM_NODE_MAX_BYTES": "1kb", "STREAMD_CLUSTER_ENABLED": "yes",
+		"STREAMD_REQUIREPASS": "", "STREAMD_QUORUM_TIMEOUT": "250"}
+	cfg := DefaultConfig()
+	cfg.RequirePass = "old"
+	if err := LoadEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Port != 7001 || cfg.StreamNodeMaxBytes != 1024 || !cfg.ClusterEnabled || cfg.RequirePass != "" || cfg.QuorumTimeout != 250*time.Millisecond {
+		t.Fatalf("got %+v", cfg)
+	}
+	err := LoadEnv(&cfg, func(k string) (string, bool) { return "maybe", k == "STREAMD_BOOTSTRAP" })
+	if err == nil || err.Error() != `STREAMD_BOOTSTRAP="maybe": argument must be 'yes' or 'no'` {
+		t.Fatalf("bad variable: %v", err)
+	}
+	docs := ConfigDocs()
+	if len(docs) != len(configParams) {
+		t.Fatalf("%d docs for %d directives", len(docs), len(configParams))
+	}
+	for _, d := range docs {
+		if d.Help == "" || d.Default == "" {
+			t.Errorf("%+v: no help or default text", d)
+		}
 	}
 }

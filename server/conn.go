@@ -82,6 +82,9 @@ type Client struct {
 	ups map[string]*upstream
 	// lastWr is the client's last write, for WAIT.
 	lastWr lastWrite
+	// slow is the running command's blocked time, for SLOWLOG
+	// (cmd_slowlog.go); the connection goroutine's.
+	slow slowNote
 }
 
 // lastWrite is where a client's last write went: the shard and the log
@@ -172,9 +175,10 @@ func (c *Client) WaitBlocked(deadline time.Time, wake <-chan struct{}) BlockResu
 
 // waitBlocked is WaitBlocked that also ends with BlockFailover when lost
 // is closed (the shard of the keys is no longer led here).
-func (c *Client) waitBlocked(deadline time.Time, wake, lost <-chan struct{}) BlockResult {
+func (c *Client) waitBlocked(deadline time.Time, wake, lost <-chan struct{}) (res BlockResult) {
 	c.enterBlocked()
 	defer c.leaveBlocked()
+	defer func(t0 time.Time) { c.noteBlocked(t0, res) }(time.Now())
 	var timeout <-chan time.Time
 	if !deadline.IsZero() {
 		d := time.Until(deadline)

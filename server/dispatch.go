@@ -62,18 +62,43 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		s.reject(c, cmd, ErrorReply("NOAUTH Authentication required."))
 		return
 	}
+	// A monitoring client may not touch the keyspace (cmd_monitor.go).
+	monitored := s.monitors.active()
+	if monitored {
+		if refusal, ok := s.monitorGate(c, cmd); !ok {
+			pl.drain()
+			s.reject(c, cmd, refusal)
+			return
+		}
+	}
 	if s.routed {
 		if r, handled := s.routeRequest(c, cmd, args, pl); handled {
 			if r != nil {
-				end = s.finish(c, cmd, start, r)
+				// Forwarded, it shows in the SLOWLOG and MONITOR of
+				// the node where it ran; fanned out, it ran here.
+				end = s.finish(c, cmd, args, start, r, isFanout(cmd))
 			}
 			return
 		}
+	}
+	// MONITOR shows a blocking command when it starts (as Redis, whose
+	// first call of it returns blocked), EXEC's commands once EXEC ran
+	// them, everything else once it ran (finish).
+	var execQueue []queuedCmd
+	var execDB int
+	if monitored && !c.inMulti() && cmd.blocking {
+		s.feedMonitors(c, c.DB(), cmd, args)
+	}
+	if monitored && cmd.Name == "exec" && c.inMulti() {
+		execQueue, execDB = c.tx.queue, c.DB()
 	}
 	if piped {
 		p, r := cmd.Planner(c, args)
 		if r == nil && p.Block == nil {
 			if op, ok := p.Op.(wire.Command); ok {
+				if monitored {
+					s.feedMonitors(c, c.DB(), cmd, args)
+				}
 				pl.add(cmd, args, start, p, op)
 				end = start // proposed; its reply comes when pl drains
 				return
@@ -85,7 +110,7 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 			r = s.runPlan(c, p)
 			r = s.afterLocal(c, cmd, args, r)
 		}
-		end = s.finish(c, cmd, start, r)
+		end = s.finish(c, cmd, args, start, r, true)
 		return
 	}
 	pl.drain()
@@ -96,7 +121,14 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		}
 		return
 	}
-	end = s.finish(c, cmd, start, s.runLocal(c, cmd, args))
+	r := s.runLocal(c, cmd, args)
+	if execQueue != nil {
+		end = s.finish(c, cmd, args, start, r, false)
+		s.noteSlow(c, cmd, args, end.Sub(start))
+		s.feedMonitorsExec(c, execDB, cmd, args, execQueue, r)
+		return
+	}
+	end = s.finish(c, cmd, args, start, r, true)
 }
 
 // runLocal runs a command here (its handler, or its plan on the shard of
@@ -128,14 +160,31 @@ func (s *Server) afterLocal(c *Client, cmd *Command, args [][]byte, r Reply) Rep
 
 // finish records a command that ran and writes its reply (none for
 // noReply: SHUTDOWN's connection just closes). It returns when the command
-// finished (for the client's last-interaction time).
-func (s *Server) finish(c *Client, cmd *Command, start time.Time, r Reply) time.Time {
+// finished (for the client's last-interaction time). here says the
+// command ran on this node (not forwarded): then it is offered to the slow
+// log and, unless it was shown when it started (blocking), to monitors.
+func (s *Server) finish(c *Client, cmd *Command, args [][]byte, start time.Time, r Reply, here bool) time.Time {
 	end := time.Now()
 	s.noteCallDur(cmd, end.Sub(start), r)
 	if _, none := r.(noReply); !none {
 		c.send(r)
 	}
+	if here {
+		s.noteSlow(c, cmd, args, end.Sub(start))
+		if !cmd.blocking && s.monitors.active() {
+			s.feedMonitors(c, c.DB(), cmd, args)
+		}
+	} else {
+		c.slow = slowNote{}
+	}
 	return end
+}
+
+// noteCallHere is noteCallDur for a command that ran on this node for c
+// (a pipelined write): also offered to the slow log.
+func (s *Server) noteCallHere(c *Client, cmd *Command, args [][]byte, d time.Duration, r Reply) {
+	s.noteCallDur(cmd, d, r)
+	s.noteSlow(c, cmd, args, d)
 }
 
 // noteCall records a command that ran (commandstats, total_commands_processed,
@@ -150,6 +199,7 @@ func (s *Server) noteCallDur(cmd *Command, d time.Duration, r Reply) {
 	s.stats.called(cmd.Name, d, failed)
 	if failed {
 		s.stats.errorReply(string(e))
+		s.stats.commandError(cmd.Name, string(e))
 	}
 }
 
@@ -159,6 +209,7 @@ func (s *Server) noteCallDur(cmd *Command, d time.Duration, r Reply) {
 func (s *Server) reject(c *Client, cmd *Command, r ErrorReply) {
 	if cmd != nil {
 		s.stats.rejected(cmd.Name)
+		s.stats.commandError(cmd.Name, string(r))
 	}
 	s.stats.errorReply(string(r))
 	s.txCommandError(c)

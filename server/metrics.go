@@ -28,8 +28,11 @@ var (
 		"Commands that replied an error, by command and kind: \"failed\" ran and failed, \"rejected\" was refused before running (arity, NOAUTH, ...).",
 		[]string{"cmd", "kind"}, nil)
 	descCommandDuration = prometheus.NewDesc("streamd_command_duration_seconds",
-		"Time spent executing commands, by command (sum and count only: INFO commandstats usec and calls).",
+		"Time spent executing commands, by command (a histogram, 50us to 10s; the count is INFO commandstats calls).",
 		[]string{"cmd"}, nil)
+	descCommandErrorsByPrefix = prometheus.NewDesc("streamd_command_errors_by_prefix_total",
+		"Error replies by command and error prefix (the reply's first word); at most 256 pairs, later ones summed under cmd=\"other\", prefix=\"other\".",
+		[]string{"cmd", "prefix"}, nil)
 	descErrors = prometheus.NewDesc("streamd_errors_total",
 		"Error replies by error prefix (the reply's first word, as INFO errorstats).",
 		[]string{"prefix"}, nil)
@@ -47,32 +50,35 @@ var (
 		"Keys with a deadline in each database.", []string{"db"}, nil)
 	descPersistence = prometheus.NewDesc("streamd_persistence_info",
 		"Always 1; the labels say how the shard persists: fsync policy (appendfsync), log store (\"\" in memory) and whether it is durable.",
-		[]string{"fsync", "log_store", "durable"}, nil)
+		[]string{"shard", "fsync", "log_store", "durable"}, nil)
 	descAppliedIndex = prometheus.NewDesc("streamd_raft_applied_index",
-		"Highest Raft log index applied to the state machine.", nil, nil)
+		"Highest Raft log index applied to the state machine, by shard.", shardLabel, nil)
 	descLastLogIndex = prometheus.NewDesc("streamd_raft_last_log_index",
-		"Highest Raft log index stored.", nil, nil)
+		"Highest Raft log index stored, by shard.", shardLabel, nil)
 	descSnapshotIndex = prometheus.NewDesc("streamd_raft_last_snapshot_index",
-		"Raft log index of the newest snapshot (0: none yet).", nil, nil)
+		"Raft log index of the newest snapshot (0: none yet), by shard.", shardLabel, nil)
 	descBatches = prometheus.NewDesc("streamd_raft_batches_total",
-		"Log entries proposed (each a batch of commands).", nil, nil)
+		"Log entries proposed (each a batch of commands), by shard.", shardLabel, nil)
 	descProposals = prometheus.NewDesc("streamd_raft_proposals_total",
-		"Commands proposed to the log (proposals / batches is the mean batch size).", nil, nil)
+		"Commands proposed to the log (proposals / batches is the mean batch size), by shard.", shardLabel, nil)
 	descLastSave = prometheus.NewDesc("streamd_last_save_timestamp_seconds",
-		"When the last snapshot was written (unix time; the start time until the first).", nil, nil)
+		"When the last snapshot was written (unix time; the start time until the first), by shard.", shardLabel, nil)
 	descLastSaveOK = prometheus.NewDesc("streamd_last_save_success",
-		"1 if the last snapshot attempt succeeded, 0 if it failed.", nil, nil)
+		"1 if the last snapshot attempt succeeded, 0 if it failed, by shard.", shardLabel, nil)
 	descSaves = prometheus.NewDesc("streamd_saves_total",
-		"Snapshots written by this process.", nil, nil)
+		"Snapshots written by this process, by shard.", shardLabel, nil)
 	descSaveInProgress = prometheus.NewDesc("streamd_save_in_progress",
-		"1 while a snapshot is being written.", nil, nil)
+		"1 while a snapshot is being written, by shard.", shardLabel, nil)
 	descChangesSinceSave = prometheus.NewDesc("streamd_changes_since_last_save",
-		"Commands applied that the last snapshot does not hold.", nil, nil)
+		"Commands applied that the last snapshot does not hold, by shard.", shardLabel, nil)
 	descLogWriteErrors = prometheus.NewDesc("streamd_log_write_errors_total",
-		"Failed log writes or fsyncs.", nil, nil)
+		"Failed log writes or fsyncs, by shard.", shardLabel, nil)
 	descLogWriteOK = prometheus.NewDesc("streamd_log_write_ok",
-		"1 if the last log write succeeded (writes are accepted), 0 while they fail with MISCONF.", nil, nil)
+		"1 if the last log write succeeded (writes are accepted), 0 while they fail with MISCONF, by shard.", shardLabel, nil)
 )
+
+// shardLabel labels the per-shard figures with the shard's number.
+var shardLabel = []string{"shard"}
 
 // serverCollector is a prometheus.Collector that reads the server's INFO
 // counters and the shard's figures at scrape time.
@@ -81,7 +87,7 @@ type serverCollector struct{ s *Server }
 // Describe sends every metric's description.
 func (sc serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		descCommands, descCommandErrors, descCommandDuration, descErrors,
+		descCommands, descCommandErrors, descCommandDuration, descCommandErrorsByPrefix, descErrors,
 		descConnectedClients, descBlockedClients, descConnectionsReceived, descRejectedConnections,
 		descKeys, descExpiringKeys,
 		descPersistence, descAppliedIndex, descLastLogIndex, descSnapshotIndex, descBatches, descProposals,
@@ -90,6 +96,7 @@ func (sc serverCollector) Describe(ch chan<- *prometheus.Desc) {
 	} {
 		ch <- d
 	}
+	describeExtra(ch)
 }
 
 // Collect reads the current figures.
@@ -109,8 +116,10 @@ func (sc serverCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descCommands, float64(cs.calls), cs.name)
 		counter(descCommandErrors, float64(cs.failed), cs.name, "failed")
 		counter(descCommandErrors, float64(cs.rejected), cs.name, "rejected")
-		ch <- prometheus.MustNewConstSummary(descCommandDuration, uint64(cs.calls),
-			float64(cs.usec)/1e6, nil, cs.name)
+		ch <- latencyHistogram(cs)
+	}
+	for _, e := range s.stats.commandErrors() {
+		counter(descCommandErrorsByPrefix, float64(e.count), e.cmd, e.prefix)
 	}
 	for _, e := range boundErrorPrefixes(s.stats.errorStats()) {
 		counter(descErrors, float64(e.count), e.name)
@@ -136,20 +145,26 @@ func (sc serverCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
-	st := s.shard.Stats()
-	gauge(descPersistence, 1, st.Fsync.String(), s.shard.LogStore(), strconv.FormatBool(st.Durable))
-	gauge(descAppliedIndex, float64(st.AppliedIndex))
-	gauge(descLastLogIndex, float64(st.LastLogIndex))
-	gauge(descSnapshotIndex, float64(st.SnapshotIndex))
-	counter(descBatches, float64(st.Batches))
-	counter(descProposals, float64(st.Proposals))
-	gauge(descLastSave, float64(st.LastSaveUnix))
-	gauge(descLastSaveOK, boolFloat(st.LastSaveOK))
-	counter(descSaves, float64(st.Saves))
-	gauge(descSaveInProgress, boolFloat(st.SaveInProgress))
-	gauge(descChangesSinceSave, float64(st.ChangesSinceSave))
-	counter(descLogWriteErrors, float64(st.WriteErrors))
-	gauge(descLogWriteOK, boolFloat(st.LastWriteErr == ""))
+	for i := range s.node.NumShards() {
+		sh := s.node.Shard(i)
+		shard := strconv.Itoa(i)
+		st := sh.Stats()
+		gauge(descPersistence, 1, shard, st.Fsync.String(), sh.LogStore(), strconv.FormatBool(st.Durable))
+		gauge(descAppliedIndex, float64(st.AppliedIndex), shard)
+		gauge(descLastLogIndex, float64(st.LastLogIndex), shard)
+		gauge(descSnapshotIndex, float64(st.SnapshotIndex), shard)
+		counter(descBatches, float64(st.Batches), shard)
+		counter(descProposals, float64(st.Proposals), shard)
+		gauge(descLastSave, float64(st.LastSaveUnix), shard)
+		gauge(descLastSaveOK, boolFloat(st.LastSaveOK), shard)
+		counter(descSaves, float64(st.Saves), shard)
+		gauge(descSaveInProgress, boolFloat(st.SaveInProgress), shard)
+		gauge(descChangesSinceSave, float64(st.ChangesSinceSave), shard)
+		counter(descLogWriteErrors, float64(st.WriteErrors), shard)
+		gauge(descLogWriteOK, boolFloat(st.LastWriteErr == ""), shard)
+		collectRaft(ch, sh, shard)
+	}
+	s.collectKeyspace(ch)
 }
 
 func boolFloat(b bool) float64 {

@@ -60,6 +60,8 @@ next:
 			return m.Gauge.GetValue(), true
 		case m.Summary != nil:
 			return float64(m.Summary.GetSampleCount()), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
 		case m.Untyped != nil:
 			return m.Untyped.GetValue(), true
 		}

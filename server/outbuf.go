@@ -97,7 +97,15 @@ func (c *Client) Push(p Push) {
 		ob.mu.Unlock()
 		return
 	}
-	ob.appendLocked(p, c.Proto())
+	c.queuePushLocked(p)
+}
+
+// queuePushLocked appends r to the output (c.out.mu held; it releases it),
+// disconnects the client if its pending output passes pushOutputLimit, and
+// starts a drain goroutine unless one is writing.
+func (c *Client) queuePushLocked(r Reply) {
+	ob := &c.out
+	ob.appendLocked(r, c.Proto())
 	if pending := ob.pendingLocked(); pending > pushOutputLimit {
 		ob.failLocked(errOutputLimit)
 		ob.mu.Unlock()

@@ -125,7 +125,7 @@ func (pl *pipeline) drain() {
 		if r == nil {
 			r = call.plan.Format(outs[i].res, outs[i].err)
 		}
-		s.noteCallDur(call.cmd, now.Sub(call.start), r)
+		s.noteCallHere(pl.c, call.cmd, call.args, now.Sub(call.start), r)
 		pl.c.send(r)
 		s.notify(pl.c, outs[i].e)
 		// The client's own invalidations (held by notify until its

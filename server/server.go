@@ -73,6 +73,11 @@ type Server struct {
 	shutdownNoSave atomic.Bool
 
 	persist persistState
+
+	// slowlog is SLOWLOG's log and monitors MONITOR's clients
+	// (cmd_slowlog.go, cmd_monitor.go).
+	slowlog  slowLog
+	monitors monitorSet
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// serverStats are the counters INFO reports. CONFIG RESETSTAT zeroes the
-// ones Redis resets (not connected/blocked clients, which are gauges).
+// serverStats are the counters INFO and /metrics report. CONFIG RESETSTAT
+// zeroes the ones Redis resets (not connected/blocked clients, which are
+// gauges).
 type serverStats struct {
 	connectionsReceived atomic.Int64
 	rejectedConnections atomic.Int64
@@ -17,9 +18,15 @@ type serverStats struct {
 	errorReplies        atomic.Int64
 	blockedClients      atomic.Int64
 
-	mu       sync.Mutex
-	commands map[string]*commandStat // by full name ("xgroup|create")
-	errors   map[string]int64        // by error code ("ERR", "WRONGTYPE")
+	// commands maps a command's full name ("xgroup|create") to its row. It
+	// is copy-on-write: called and rejected load it without a lock and
+	// update the row's atomic counters; a name seen for the first time is
+	// added under mu by storing a copy with the new row.
+	commands atomic.Pointer[map[string]*commandRow]
+
+	mu        sync.Mutex
+	errors    map[string]int64          // by error code ("ERR", "WRONGTYPE")
+	cmdErrors map[commandErrorKey]int64 // by command and error code, capped
 
 	// opsSamples is a ring of commands-per-second samples taken every
 	// 100ms, like Redis's STATS_METRIC_COMMAND (16 samples).
@@ -34,12 +41,50 @@ type commandStat struct {
 	calls, usec, rejected, failed int64
 }
 
+// latencyBounds are the upper bounds of the command latency histogram's
+// buckets (streamd_command_duration_seconds); a last bucket holds the rest.
+var latencyBounds = [...]time.Duration{
+	50 * time.Microsecond, 100 * time.Microsecond, 250 * time.Microsecond, 500 * time.Microsecond,
+	time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
+	25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond,
+	500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
+}
+
+// commandRow is a command's counters: INFO commandstats' figures and the
+// latency histogram, all atomic so that recording a call takes no lock.
+type commandRow struct {
+	calls, usec, rejected, failed atomic.Int64
+	// sumNs is the histogram's sum (usec truncates each call, as Redis).
+	sumNs atomic.Int64
+	// buckets counts calls per latency bucket (not cumulative); the last
+	// is slower than every bound.
+	buckets [len(latencyBounds) + 1]atomic.Uint64
+}
+
+// latencyBucket returns the index of d's histogram bucket.
+func latencyBucket(d time.Duration) int {
+	i := 0
+	for i < len(latencyBounds) && d > latencyBounds[i] {
+		i++
+	}
+	return i
+}
+
+// commandErrorKey labels streamd_command_errors_by_prefix_total.
+type commandErrorKey struct{ cmd, prefix string }
+
+// maxCommandErrorSeries caps the (command, error code) pairs counted one by
+// one; later new pairs are summed under {other, other}.
+const maxCommandErrorSeries = 256
+
 func newServerStats() *serverStats {
-	return &serverStats{
-		commands:  make(map[string]*commandStat),
+	st := &serverStats{
 		errors:    make(map[string]int64),
+		cmdErrors: make(map[commandErrorKey]int64),
 		opsLastAt: time.Now(),
 	}
+	st.commands.Store(&map[string]*commandRow{})
+	return st
 }
 
 // reset is CONFIG RESETSTAT.
@@ -49,41 +94,94 @@ func (st *serverStats) reset() {
 	st.commandsProcessed.Store(0)
 	st.errorReplies.Store(0)
 	st.mu.Lock()
-	st.commands = make(map[string]*commandStat)
+	st.commands.Store(&map[string]*commandRow{})
 	st.errors = make(map[string]int64)
+	st.cmdErrors = make(map[commandErrorKey]int64)
 	st.opsSamples = [16]int64{}
 	st.opsLast = 0
 	st.opsLastAt = time.Now()
 	st.mu.Unlock()
 }
 
-func (st *serverStats) stat(name string) *commandStat {
-	cs := st.commands[name]
-	if cs == nil {
-		cs = &commandStat{}
-		st.commands[name] = cs
+// row returns name's counters, adding a row the first time (a row lost to
+// a concurrent CONFIG RESETSTAT only loses that call's counts).
+func (st *serverStats) row(name string) *commandRow {
+	if r := (*st.commands.Load())[name]; r != nil {
+		return r
 	}
-	return cs
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	old := *st.commands.Load()
+	if r := old[name]; r != nil {
+		return r
+	}
+	m := make(map[string]*commandRow, len(old)+1)
+	for n, r := range old {
+		m[n] = r
+	}
+	r := &commandRow{}
+	m[name] = r
+	st.commands.Store(&m)
+	return r
 }
 
 // called records a command that ran; failed when it replied an error.
 func (st *serverStats) called(name string, d time.Duration, failed bool) {
 	st.commandsProcessed.Add(1)
-	st.mu.Lock()
-	cs := st.stat(name)
-	cs.calls++
-	cs.usec += d.Microseconds()
+	r := st.row(name)
+	r.calls.Add(1)
+	r.usec.Add(d.Microseconds())
+	r.sumNs.Add(int64(d))
+	r.buckets[latencyBucket(d)].Add(1)
 	if failed {
-		cs.failed++
+		r.failed.Add(1)
 	}
-	st.mu.Unlock()
 }
 
 // rejected records a command refused before it ran (arity, NOAUTH, ...).
 func (st *serverStats) rejected(name string) {
+	st.row(name).rejected.Add(1)
+}
+
+// commandError counts an error reply of command name (failed or rejected)
+// under its error code, for streamd_command_errors_by_prefix_total. A code
+// that does not look like one is counted as "other"; past
+// maxCommandErrorSeries pairs, a new pair is counted under {other, other}.
+func (st *serverStats) commandError(name, msg string) {
+	code, _, _ := strings.Cut(msg, " ")
+	if !isErrorCode(code) {
+		code = "other"
+	}
+	k := commandErrorKey{name, code}
 	st.mu.Lock()
-	st.stat(name).rejected++
+	if _, ok := st.cmdErrors[k]; !ok && len(st.cmdErrors) >= maxCommandErrorSeries {
+		k = commandErrorKey{"other", "other"}
+	}
+	st.cmdErrors[k]++
 	st.mu.Unlock()
+}
+
+// namedCommandError is a streamd_command_errors_by_prefix_total sample.
+type namedCommandError struct {
+	commandErrorKey
+	count int64
+}
+
+// commandErrors returns the counts by command and error code, sorted.
+func (st *serverStats) commandErrors() []namedCommandError {
+	st.mu.Lock()
+	out := make([]namedCommandError, 0, len(st.cmdErrors))
+	for k, c := range st.cmdErrors {
+		out = append(out, namedCommandError{k, c})
+	}
+	st.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].cmd != out[j].cmd {
+			return out[i].cmd < out[j].cmd
+		}
+		return out[i].prefix < out[j].prefix
+	})
+	return out
 }
 
 // errorReply counts an error reply under its code: the text up to the first
@@ -96,20 +194,46 @@ func (st *serverStats) errorReply(msg string) {
 	st.mu.Unlock()
 }
 
-// namedCommandStat is a commandStat with its name, for sorted output.
+// namedCommandStat is a commandStat with its name and latency histogram,
+// for sorted output.
 type namedCommandStat struct {
 	name string
 	commandStat
+	latency latencySnapshot
+}
+
+// latencySnapshot is a command's latency histogram as Prometheus wants it:
+// cumulative counts per bound (latencyBounds), the total count and the sum.
+type latencySnapshot struct {
+	cumulative [len(latencyBounds)]uint64
+	count      uint64
+	sumNs      int64
+}
+
+// snapshot reads r's counters (each atomically; calls that run meanwhile
+// may show in some and not others, which a scrape tolerates). The count is
+// the sum of the buckets, so the histogram itself is consistent.
+func (r *commandRow) snapshot() (commandStat, latencySnapshot) {
+	cs := commandStat{calls: r.calls.Load(), usec: r.usec.Load(), rejected: r.rejected.Load(), failed: r.failed.Load()}
+	var ls latencySnapshot
+	for i := range r.buckets {
+		ls.count += r.buckets[i].Load()
+		if i < len(ls.cumulative) {
+			ls.cumulative[i] = ls.count
+		}
+	}
+	ls.sumNs = r.sumNs.Load()
+	return cs, ls
 }
 
 // commandStats returns the commandstats lines sorted by name.
 func (st *serverStats) commandStats() []namedCommandStat {
-	st.mu.Lock()
-	out := make([]namedCommandStat, 0, len(st.commands))
-	for n, cs := range st.commands {
-		out = append(out, namedCommandStat{n, *cs})
+	m := *st.commands.Load()
+	out := make([]namedCommandStat, 0, len(m))
+	for n, r := range m {
+		cs, ls := r.snapshot()
+		out = append(out, namedCommandStat{n, cs, ls})
 	}
-	st.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,17 +52,8 @@ func startCluster(cfg server.Config, node *replication.Node, log *slog.Logger, s
 		case <-tick.C:
 		}
 	}
-	roles := make([]string, node.NumShards())
-	for i := range roles {
-		id, _ := node.Leader(i)
-		if id == node.ID() {
-			roles[i] = "shard" + strconv.Itoa(i) + "=leader"
-		} else {
-			roles[i] = "shard" + strconv.Itoa(i) + "=follower(leader " + id + ")"
-		}
-	}
 	log.Info("Cluster node ready", "node-id", node.ID(), "raft-addr", node.RaftAddr(),
-		"client-addr", node.ClientAddr(), "roles", strings.Join(roles, " "))
+		"client-addr", node.ClientAddr(), "roles", shardRoles(node))
 	return nil
 }
 

@@ -1,15 +1,16 @@
 // Command streamd is a Redis-protocol server for Redis Streams.
 //
-//	streamd [config-file] [--port 6379] [--bind 127.0.0.1] [--dir ./data] [--requirepass PASS]
-//	        [--appendfsync always|everysec] [--log-store wal|bolt] [--metrics-addr 127.0.0.1:9121]
-//	        [--shards 1] [--node-id ID --raft-addr HOST:PORT [--bootstrap | --join HOST:PORT | --peers ID=HOST:PORT,...]]
-//	        [--cluster-enabled yes|no] [--raft-heartbeat-timeout 1s] [--raft-election-timeout 1s]
-//	        [--raft-lease-timeout 500ms] [--quorum-timeout 5s] [--balance-leaders yes|no]
+//	streamd [config-file] [--name value ...]
+//	streamd --help
 //
-// The config file uses redis.conf syntax and Redis's directive names; flags
-// override it. The data (Raft log, snapshots, LOCK) lives in dir; if it
-// cannot be loaded the process says which file is wrong and exits 1, never
-// starting empty. Prometheus metrics, /healthz and /readyz are served over
+// Every directive (server.ConfigDocs; --help prints them with their
+// defaults) is a config file line, a flag of the same name and a
+// STREAMD_<NAME> environment variable; a flag wins over the environment,
+// which wins over the file, which wins over the default.
+//
+// The config file uses redis.conf syntax and Redis's directive names. The
+// data (Raft log, snapshots, LOCK) lives in dir; if it cannot be loaded the
+// process says which file is wrong and exits 1, never starting empty. Prometheus metrics, /healthz and /readyz are served over
 // HTTP on metrics-addr ("" turns them off). SIGINT, SIGTERM or SHUTDOWN stop
 // accepting, answer or fail what is in flight, snapshot (not after SHUTDOWN
 // NOSAVE) and exit 0.
@@ -33,9 +34,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"streamd/replication"
@@ -43,35 +46,37 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stderr); err != nil {
+	err := run(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		if err := writeHelp(os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "streamd:", err)
 		os.Exit(1)
 	}
 }
 
-// parseArgs builds the configuration: defaults, then the optional config
-// file (first positional argument), then the flags that were given.
-func parseArgs(args []string) (server.Config, error) {
+// parseArgs builds the configuration from args and the process's
+// environment (see parseArgsEnv).
+func parseArgs(args []string) (server.Config, error) { return parseArgsEnv(args, os.LookupEnv) }
+
+// parseArgsEnv builds the configuration: defaults, then the optional
+// config file (first positional argument), then the STREAMD_<NAME>
+// environment variables lookupEnv finds, then the flags that were given.
+// Every directive is a flag of the same name (server.ConfigDocs), parsed
+// by Config.Set as a file line is, so all three accept the same values.
+// -h/--help returns flag.ErrHelp.
+func parseArgsEnv(args []string, lookupEnv func(string) (string, bool)) (server.Config, error) {
 	cfg := server.DefaultConfig()
 	fs := flag.NewFlagSet("streamd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	port := fs.Int("port", cfg.Port, "TCP port")
-	bind := fs.String("bind", cfg.Bind, "addresses to listen on (space-separated)")
-	dir := fs.String("dir", cfg.Dir, "working directory")
-	pass := fs.String("requirepass", "", "password of the default user")
-	fsync := fs.String("appendfsync", cfg.AppendFsync, "always (fsync before each reply) or everysec")
-	logStore := fs.String("log-store", cfg.LogStore, "wal or bolt (default: what dir holds, else wal)")
-	metricsAddr := fs.String("metrics-addr", cfg.MetricsAddr, "HTTP address for /metrics, /healthz, /readyz (\"\" = off)")
-	// Cluster flags are named after their directives and parsed by
-	// Config.Set, so the file and the command line accept the same values.
-	directives := map[string]*string{}
-	for _, d := range clusterFlags {
-		directives[d.name] = new(string)
-		if d.bool {
-			fs.Var(yesNoFlag{directives[d.name]}, d.name, d.usage)
-		} else {
-			fs.StringVar(directives[d.name], d.name, "", d.usage)
-		}
+	given := map[string]*string{}
+	for _, d := range server.ConfigDocs() {
+		given[d.Name] = new(string)
+		fs.Var(directiveFlag{given[d.Name], d.YesNo}, d.Name, d.Help)
 	}
 	// Go's flag package stops at the first positional argument; allow the
 	// config file first, as "streamd redis.conf --port 7000".
@@ -89,35 +94,22 @@ func parseArgs(args []string) (server.Config, error) {
 		if err := server.LoadConfigFile(file, &cfg); err != nil {
 			return cfg, err
 		}
+		cfg.ConfigFile = file
+		if abs, err := filepath.Abs(file); err == nil {
+			cfg.ConfigFile = abs
+		}
+	}
+	if err := server.LoadEnv(&cfg, lookupEnv); err != nil {
+		return cfg, err
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "port":
-			cfg.Port = *port
-		case "bind":
-			cfg.Bind = *bind
-		case "dir":
-			cfg.Dir = *dir
-		case "requirepass":
-			cfg.RequirePass = *pass
-		case "appendfsync":
-			cfg.AppendFsync = *fsync
-		case "log-store":
-			cfg.LogStore = *logStore
-		case "metrics-addr":
-			cfg.MetricsAddr = strings.TrimSpace(*metricsAddr)
-		default:
-			if v, ok := directives[f.Name]; ok && err == nil {
-				err = cfg.Set(f.Name, *v)
-			}
+		if err == nil {
+			err = cfg.Set(f.Name, *given[f.Name])
 		}
 	})
 	if err != nil {
 		return cfg, err
-	}
-	if cfg.Port < 0 || cfg.Port > 65535 {
-		return cfg, fmt.Errorf("port %d out of range", cfg.Port)
 	}
 	if err := cfg.CheckCluster(); err != nil {
 		return cfg, err
@@ -125,66 +117,55 @@ func parseArgs(args []string) (server.Config, error) {
 	return cfg, nil
 }
 
-// clusterFlags are the cluster directives offered as flags.
-var clusterFlags = []struct {
-	name, usage string
-	bool        bool // --name alone means yes
-}{
-	{"node-id", "this node's Raft ID (empty: single node, no cluster)", false},
-	{"raft-addr", "host:port of the Raft port (listen and advertise; trusted, keep it private)", false},
-	{"bootstrap", "start a new cluster with this node as the only voter", true},
-	{"join", "client host:port of a member to join through (RAFT ADD)", false},
-	{"peers", "static members id=host:port,... (raft addresses, this node included)", false},
-	{"shards", "number of Raft groups the 16384 slots are split into (default 1)", false},
-	{"cluster-enabled", "yes: answer MOVED and serve CLUSTER SLOTS/SHARDS/NODES (no: forward to the leader)", true},
-	{"raft-heartbeat-timeout", "Raft heartbeat timeout (default 1s)", false},
-	{"raft-election-timeout", "Raft election timeout (default 1s)", false},
-	{"raft-lease-timeout", "Raft leader lease (default 500ms)", false},
-	{"quorum-timeout", "how long a write waits for a majority before 'outcome unknown' (default 5s)", false},
-	{"balance-leaders", "spread shard leadership over the voters (default yes)", true},
+// directiveFlag is the flag of one directive: it keeps the value given
+// (the last one, if repeated) for Config.Set. A yes/no directive's flag may
+// stand alone (--bootstrap = yes) or take yes/no (joinYesNo turns
+// "--bootstrap no" into "--bootstrap=no").
+type directiveFlag struct {
+	v     *string
+	yesNo bool
 }
 
-// yesNoFlag is a flag that may stand alone (--bootstrap = yes) or take
-// yes/no (joinYesNo turns "--bootstrap no" into "--bootstrap=no").
-type yesNoFlag struct{ v *string }
-
-func (f yesNoFlag) String() string {
+func (f directiveFlag) String() string {
 	if f.v == nil {
 		return ""
 	}
 	return *f.v
 }
 
-func (f yesNoFlag) Set(s string) error {
-	switch strings.ToLower(s) {
-	case "true", "yes", "1":
-		*f.v = "yes"
-	case "false", "no", "0":
-		*f.v = "no"
-	default:
-		return fmt.Errorf("want yes or no, not %q", s)
+func (f directiveFlag) Set(s string) error {
+	if f.yesNo {
+		switch strings.ToLower(s) {
+		case "true", "yes", "1":
+			s = "yes"
+		case "false", "no", "0":
+			s = "no"
+		default:
+			return fmt.Errorf("want yes or no, not %q", s)
+		}
 	}
+	*f.v = s
 	return nil
 }
 
-func (f yesNoFlag) IsBoolFlag() bool { return true }
+func (f directiveFlag) IsBoolFlag() bool { return f.yesNo }
 
 // joinYesNo rewrites "--flag yes" / "--flag no" for the yes/no flags into
 // "--flag=yes", Redis's command-line style, which Go's flag package would
 // otherwise read as a bare flag followed by a stray argument.
 func joinYesNo(args []string) []string {
+	yesNo := map[string]bool{}
+	for _, d := range server.ConfigDocs() {
+		yesNo[d.Name] = d.YesNo
+	}
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name := strings.TrimLeft(a, "-")
-		if strings.HasPrefix(a, "-") && !strings.Contains(name, "=") && i+1 < len(args) {
-			for _, d := range clusterFlags {
-				next := strings.ToLower(args[i+1])
-				if d.bool && d.name == name && (next == "yes" || next == "no") {
-					a = a + "=" + next
-					i++
-					break
-				}
+		if strings.HasPrefix(a, "-") && !strings.Contains(name, "=") && yesNo[name] && i+1 < len(args) {
+			if next := strings.ToLower(args[i+1]); next == "yes" || next == "no" {
+				a = a + "=" + next
+				i++
 			}
 		}
 		out = append(out, a)
@@ -192,15 +173,25 @@ func joinYesNo(args []string) []string {
 	return out
 }
 
-// slogLevel maps Redis's loglevel names.
-func slogLevel(l string) slog.Level {
-	switch l {
-	case "debug", "verbose":
-		return slog.LevelDebug
-	case "warning":
-		return slog.LevelWarn
+// writeHelp prints the usage and every directive (name, default, what it
+// changes) from server.ConfigDocs, the table the README mirrors.
+func writeHelp(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, `Usage: streamd [config-file] [--name value ...]
+
+streamd is a Redis-protocol server for Redis Streams, durable through a Raft
+log. Each setting below is a config file directive (redis.conf syntax), a
+flag --name value (or --name=value; a yes/no flag alone means yes) and an
+environment variable STREAMD_NAME (upper case, "-" as "_", e.g.
+STREAMD_METRICS_ADDR). A flag wins over the environment, which wins over the
+file, which wins over the default.
+
+`)
+	fmt.Fprintln(tw, "  NAME\tDEFAULT\tWHAT IT CHANGES")
+	for _, d := range server.ConfigDocs() {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Name, d.Default, d.Help)
 	}
-	return slog.LevelInfo
+	return tw.Flush()
 }
 
 // listen binds every address of cfg.Bind; an address with a leading "-" is
@@ -241,7 +232,11 @@ func run(args []string, logOut io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("appendfsync %q: %v", cfg.AppendFsync, err)
 	}
-	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slogLevel(cfg.LogLevel)}))
+	level := new(slog.LevelVar)
+	cfg.LogLevelVar = level
+	log := server.NewLogger(cfg, logOut, level)
+	log.Info("streamd starting", "pid", os.Getpid(), "config-file", cfg.ConfigFile,
+		"loglevel", cfg.LogLevel, "log-format", cfg.LogFormat)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("dir: %w", err)
 	}
@@ -255,6 +250,7 @@ func run(args []string, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	logStartup(log, cfg)
 	node, err := replication.OpenNode(opts)
 	if err != nil {
 		// The error names the file and what is wrong with it; starting
@@ -265,6 +261,11 @@ func run(args []string, logOut io.Writer) error {
 	logStore := node.Shard(0).LogStore()
 	log.Info(fmt.Sprintf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds()),
 		"dir", cfg.Dir, "appendfsync", cfg.AppendFsync, "log-store", logStore, "shards", node.NumShards())
+	logShards(log, node)
+	if node.Clustered() {
+		log.Info("Raft port listening", "raft-addr", node.RaftAddr(), "node-id", node.ID(),
+			"advertised-client-addr", node.ClientAddr())
+	}
 	cfg.LogStore = logStore
 	lns, err := listen(cfg, log)
 	if err != nil {
@@ -296,6 +297,8 @@ func run(args []string, logOut io.Writer) error {
 	defer close(stopJoin)
 	if node.Clustered() {
 		go func() { joined <- startCluster(cfg, node, log, stopJoin) }()
+	} else {
+		log.Info("Single node ready", "node-id", node.ID(), "roles", shardRoles(node))
 	}
 	save, serveErr := true, error(nil)
 	for done := false; !done; {
@@ -318,6 +321,57 @@ func run(args []string, logOut io.Writer) error {
 	}
 	stopMetrics(metrics, log)
 	return shutdown(log, srv, node, save, serveErr)
+}
+
+// logStartup says, before the data directory is opened (which may take a
+// while: see the replay progress lines), where the data lives and how it is
+// kept: the directory, the log store asked for, the fsync policy, the shard
+// count, and for a cluster member its id and raft address.
+func logStartup(log *slog.Logger, cfg server.Config) {
+	dir := cfg.Dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	store := cfg.LogStore
+	if store == "" {
+		store = "auto (what dir holds, else " + replication.DefaultLogStore + ")"
+	}
+	args := []any{"dir", dir, "log-store", store, "appendfsync", cfg.AppendFsync, "shards", cfg.Shards}
+	if cfg.NodeID != "" {
+		args = append(args, "node-id", cfg.NodeID, "raft-addr", cfg.RaftAddr)
+	}
+	log.Info("Opening the data directory", args...)
+}
+
+// logShards says where each shard keeps its log and snapshots (one line a
+// shard, or for many shards the first and the layout of the rest).
+func logShards(log *slog.Logger, node *replication.Node) {
+	const each = 8
+	for i := range node.NumShards() {
+		if i == each {
+			log.Info("Shard data", "shards", fmt.Sprintf("%d-%d", each, node.NumShards()-1),
+				"dir", filepath.Join(node.Shard(0).Dir(), "shard-<i>"))
+			break
+		}
+		sh := node.Shard(i)
+		log.Info("Shard data", "shard", i, "dir", sh.Dir(), "log", sh.StorePath(),
+			"snapshots", filepath.Join(sh.Dir(), "snapshots"))
+	}
+}
+
+// shardRoles is this node's Raft role per shard, "shard0=leader
+// shard1=follower(leader n2) ...".
+func shardRoles(node *replication.Node) string {
+	roles := make([]string, node.NumShards())
+	for i := range roles {
+		id, _ := node.Leader(i)
+		if id == node.ID() {
+			roles[i] = "shard" + strconv.Itoa(i) + "=leader"
+		} else {
+			roles[i] = "shard" + strconv.Itoa(i) + "=follower(leader " + id + ")"
+		}
+	}
+	return strings.Join(roles, " ")
 }
 
 // nodeOptions maps the configuration onto replication.NodeOptions: a

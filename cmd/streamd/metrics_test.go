@@ -90,10 +90,10 @@ func TestBinaryMetrics(t *testing.T) {
 	if got := sample(t, body, "streamd_keys", `{db="2"}`); got != 1 {
 		t.Errorf(`streamd_keys{db="2"} = %v, want 1`, got)
 	}
-	if got := sample(t, body, "streamd_persistence_info", `{durable="true",fsync="everysec",log_store="wal"}`); got != 1 {
+	if got := sample(t, body, "streamd_persistence_info", `{durable="true",fsync="everysec",log_store="wal",shard="0"}`); got != 1 {
 		t.Errorf("streamd_persistence_info = %v, want 1", got)
 	}
-	if got := sample(t, body, "streamd_raft_proposals_total", ""); got < 4 {
+	if got := sample(t, body, "streamd_raft_proposals_total", `{shard="0"}`); got < 4 {
 		t.Errorf("streamd_raft_proposals_total = %v, want >= 4", got)
 	}
 	if got := sample(t, body, "streamd_connected_clients", ""); got < 2 {
