@@ -69,7 +69,8 @@ func ParseFsync(s string) (FsyncPolicy, error) {
 }
 
 // DefaultSnapshotThreshold is the number of log entries (each up to 128
-// commands) between automatic snapshots.
+// commands) between automatic snapshots of a single node; a cluster's
+// entries hold up to 512, so it snapshots every 2048.
 const DefaultSnapshotThreshold = 8192
 
 // trailingLogs is how many entries stay in the log behind a snapshot: a
@@ -251,6 +252,11 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	}
 	if opts.SnapshotThreshold == 0 {
 		opts.SnapshotThreshold = DefaultSnapshotThreshold
+		if opts.Transport != nil {
+			// Entries hold up to clusterMaxBatch commands: snapshot
+			// after about as many commands as a single node does.
+			opts.SnapshotThreshold = DefaultSnapshotThreshold * maxBatch / clusterMaxBatch
+		}
 	}
 	if h.clock == nil {
 		h.clock = wallClock

@@ -492,7 +492,7 @@ var configParams = func() []*configParam {
 				return errors.New("argument(s) must be one of the following: text, json")
 			}, immutable: true,
 			help: "log line format on stderr: text (key=value) or json (one object a line)"},
-		constParam("databases", "16").doc("fixed: 16 (only db 0 holds keys); accepted for compatibility"),
+		constParam("databases", "16").doc("fixed: 16 logical databases (SELECT 0-15)"),
 		constParam("save", "").doc(`fixed: "" (snapshots are taken by log size, not save points)`),
 		constParam("appendonly", "yes").doc("fixed: yes (the Raft log is always on)"),
 		{name: "appendfsync", get: func(c *Config) string { return c.AppendFsync },
