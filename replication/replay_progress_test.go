@@ -2,6 +2,7 @@ package replication
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"regexp"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"streamd/internal/testutil"
 	"streamd/replication/wire"
 )
 
@@ -111,5 +113,58 @@ func TestReplayProgress(t *testing.T) {
 	s.Close(false)
 	if text := quiet.String(); replayLine.MatchString(text) {
 		t.Fatalf("a replay shorter than a second reported progress:\n%s", text)
+	}
+}
+
+// TestClusterReplayProgress: a cluster member (here the only voter of a
+// networked group) replays its log in the background after Open and
+// reports it the same way until it has caught up.
+func TestClusterReplayProgress(t *testing.T) {
+	dir := t.TempDir()
+	const n = 300
+	opts := func(log *slog.Logger, boot []Member) Options {
+		_, trans := raft.NewInmemTransport("n1")
+		return Options{Dir: dir, Fsync: FsyncEverySec, SnapshotThreshold: 1 << 30, NodeID: "n1",
+			Transport: trans, Bootstrap: boot, Logger: log,
+			Timing: Timing{Heartbeat: 50 * time.Millisecond, Election: 50 * time.Millisecond, LeaderLease: 50 * time.Millisecond}}
+	}
+	s, err := Open(opts(nil, []Member{{ID: "n1", RaftAddr: "n1", Voter: true}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+		if !s.IsLeader() {
+			return errors.New("not leading yet")
+		}
+		return nil
+	})
+	for i := 0; i < n; i++ {
+		if _, err := s.Propose(xadd("s", "i", strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(false); err != nil {
+		t.Fatal(err)
+	}
+
+	var out lockedBuffer
+	s, err = open(opts(slog.New(slog.NewTextHandler(&out, nil)), nil), hooks{
+		progressEvery: 10 * time.Millisecond,
+		wrapLogs:      func(ls raft.LogStore) raft.LogStore { return slowReads{ls, time.Millisecond} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(false)
+	testutil.Eventually(t, 20*time.Second, 10*time.Millisecond, func() error {
+		text := out.String()
+		if !replayLine.MatchString(text) || !regexp.MustCompile(`replayed \d+ log entries in \d+\.\ds`).MatchString(text) {
+			return errors.New("no progress and final lines yet:\n" + text)
+		}
+		return nil
+	})
+	res, err := s.Query(wire.XLen{Base: wire.Base{Key: "s"}})
+	if err != nil || res != int64(n) {
+		t.Fatalf("XLEN after the replay = %v, %v; want %d", res, err, n)
 	}
 }

@@ -375,11 +375,16 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
 	go s.lead.run(s)
-	if !s.clustered {
-		every := h.progressEvery
-		if every <= 0 {
-			every = replayProgressEvery
-		}
+	every := h.progressEvery
+	if every <= 0 {
+		every = replayProgressEvery
+	}
+	if s.clustered {
+		// A member replays its log once it learns what is committed
+		// (from the leader, or by winning an election): report it in
+		// the background until it has caught up.
+		go s.reportClusterReplay(every)
+	} else {
 		stop := s.reportReplay(every)
 		err := s.waitReady()
 		stop()
@@ -424,6 +429,27 @@ func (s *Shard) waitReady() error {
 		time.Sleep(time.Millisecond)
 	}
 	return nil
+}
+
+// reportClusterReplay reports a cluster member's start-up replay (see
+// reportReplay) until it has applied its whole log, or everything its
+// leader says is committed, or the shard closes.
+func (s *Shard) reportClusterReplay(every time.Duration) {
+	stop := s.reportReplay(every)
+	defer stop()
+	target := s.raft.LastIndex()
+	for {
+		applied := s.applied.Load()
+		if applied >= target || s.raft.State() == raft.Shutdown {
+			return
+		}
+		if addr, _ := s.raft.LeaderWithID(); addr != "" {
+			if c := s.raft.CommitIndex(); c > 0 && applied >= c {
+				return // the rest of the local log was never committed
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // replayProgressEvery is how often a single node's start-up replay of its

@@ -332,7 +332,7 @@ func TestBlockedClient(t *testing.T) {
 }
 
 func TestClientKill(t *testing.T) {
-	_, addr := startTestServer(t, nil)
+	srv, addr := startTestServer(t, nil)
 	a := dial(t, addr)
 	b := dial(t, addr)
 	bid, _ := b.Do("CLIENT", "ID")
@@ -342,6 +342,13 @@ func TestClientKill(t *testing.T) {
 	if _, err := b.Receive(5 * time.Second); err != io.EOF {
 		t.Errorf("killed client: %v, want EOF", err)
 	}
+	// The killed connection's goroutine unregisters it a moment later.
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if n := len(srv.clientList()); n != 1 {
+			return fmt.Errorf("%d clients", n)
+		}
+		return nil
+	})
 	if v, _ := a.Do("CLIENT", "KILL", "SKIPME", "yes"); v.Int != 0 {
 		t.Errorf("SKIPME yes killed %s", v)
 	}
