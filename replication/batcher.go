@@ -172,10 +172,13 @@ func (b *batcher) send(batch []*Pending) {
 		b.finish(batch, nil, 0, b.s.notLeader())
 		return
 	}
-	f := b.s.raft.Apply(e.Append(nil), 0)
+	// Bounded enqueue: raft's apply queue is full only when the log has
+	// stalled; the batch then fails as not applied (ErrLogBusy) instead
+	// of holding every later proposal without an answer.
+	bound := b.s.quorumTimeout
+	f := b.s.raft.Apply(e.Append(nil), bound)
 	b.s.stats.batches.Add(1)
 	b.s.stats.proposals.Add(int64(len(batch)))
-	bound := b.s.quorumTimeout
 	timer := time.AfterFunc(bound, func() {
 		b.finish(batch, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
 	})

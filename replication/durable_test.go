@@ -461,6 +461,9 @@ func TestOutcomeUnknownText(t *testing.T) {
 	if err := proposalError(raft.ErrLeadershipTransferInProgress, nil); err != ErrTransferInProgress {
 		t.Fatal(err)
 	}
+	if err := proposalError(raft.ErrEnqueueTimeout, nil); err != ErrLogBusy {
+		t.Fatal(err)
+	}
 	if err := proposalError(raft.ErrNotLeader, errDiskFull); !strings.HasPrefix(err.Error(), "MISCONF ") {
 		t.Fatal(err)
 	}

@@ -21,6 +21,10 @@ var (
 	// hands the shard's leadership to another (RAFT TRANSFER, the leader
 	// balancer, a graceful shutdown). The write was not applied.
 	ErrTransferInProgress = errors.New("TRYAGAIN leadership of the shard is being transferred; the write was not applied")
+	// ErrLogBusy is returned for a write raft did not take into its queue
+	// within the quorum timeout (the log is stalled, e.g. a disk that
+	// stopped answering). The write was not applied.
+	ErrLogBusy = errors.New("TRYAGAIN the log did not take the write within the quorum timeout; the write was not applied")
 )
 
 // MisconfError is a failed log write or fsync: the write was not
@@ -68,7 +72,9 @@ func proposalError(err, lastWriteErr error) error {
 		return ErrTransferInProgress
 	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrAbortedByRestore):
 		return &OutcomeUnknownError{Cause: err}
-	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrEnqueueTimeout):
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return ErrLogBusy
+	case errors.Is(err, raft.ErrNotLeader):
 		if lastWriteErr != nil {
 			return &MisconfError{Cause: lastWriteErr}
 		}
@@ -122,7 +128,7 @@ func (s *Shard) notLeader() *NotLeaderError {
 // clustered shard reports "not the leader" as *NotLeaderError (the client
 // should go to the leader); a single node keeps proposalError's mapping.
 func (s *Shard) proposalError(err error) error {
-	if s.clustered && err != nil && (errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrEnqueueTimeout)) {
+	if s.clustered && err != nil && errors.Is(err, raft.ErrNotLeader) {
 		return s.notLeader()
 	}
 	return proposalError(err, s.lastWriteErr())

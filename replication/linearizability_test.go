@@ -109,7 +109,7 @@ func classify(t *testing.T, what string, err error) outcome {
 	switch {
 	case err == nil:
 		return applied
-	case errors.As(err, &nl), errors.Is(err, ErrNoLeader), errors.Is(err, ErrTransferInProgress):
+	case errors.As(err, &nl), errors.Is(err, ErrNoLeader), errors.Is(err, ErrTransferInProgress), errors.Is(err, ErrLogBusy):
 		return notApplied
 	case errors.As(err, &ou), errors.Is(err, ErrShuttingDown):
 		return maybe

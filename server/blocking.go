@@ -46,7 +46,13 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 	names := p.Op.Keys()
 	// Captured before the first try: if this node stops leading the keys'
 	// shard from here on, the wait ends with the failover error.
-	lost := s.lostChan(s.opShard(c, names))
+	shard := s.opShard(c, names)
+	lost := s.lostChan(shard)
+	if lost != nil && !s.leads(shard) {
+		// Leadership went between routing and here: nothing applied
+		// on this node would wake the wait.
+		return errFailoverUnblocked
+	}
 	keys := make([]keywait.Key, len(names))
 	for i, k := range names {
 		keys[i] = keywait.Key{DB: db, Name: k}

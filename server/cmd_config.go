@@ -28,6 +28,7 @@ func (s *Server) configCommand() *Command {
 // parameter once (a RESP3 map), names matched case-insensitively as Redis.
 func (s *Server) cmdCONFIGGET(c *Client, args [][]byte) Reply {
 	cfg := s.config()
+	s.engineConfig(&cfg)
 	out := Map{}
 	for _, p := range configParams {
 		for _, pat := range args[2:] {
@@ -48,6 +49,10 @@ func (s *Server) cmdCONFIGGET(c *Client, args [][]byte) Reply {
 func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	if len(args)%2 != 0 {
 		return ErrorReply("ERR wrong number of arguments for 'config|set' command")
+	}
+	if c.onShard < 0 {
+		s.configSetMu.Lock()
+		defer s.configSetMu.Unlock()
 	}
 	type change struct {
 		p     *configParam

@@ -255,7 +255,8 @@ func (s *Server) infoStats(b *strings.Builder) {
 }
 
 // infoReplication maps the shards' Raft roles onto Redis's fields. The node
-// is "master" when it leads every shard; its other voters are its
+// is "master" when it leads shard 0 (with one shard: when it leads); its
+// other voters are its
 // "slaves" (state online when they answer, offline otherwise). Otherwise it
 // is a "slave" of shard 0's leader (master_host/master_port: that node's
 // client address; master_link_status up while a leader is known and
@@ -263,15 +264,8 @@ func (s *Server) infoStats(b *strings.Builder) {
 // adds "shards" and one shard<i> line per shard (role, term, leader, slot
 // range, commit/applied/last log/last snapshot index, voters).
 func (s *Server) infoReplication(b *strings.Builder) {
-	n := s.node.NumShards()
-	leadsAll := true
-	for i := 0; i < n; i++ {
-		if !s.node.Shard(i).IsLeader() {
-			leadsAll = false
-		}
-	}
 	applied := int64(s.node.Shard(0).Info().AppliedIndex)
-	if leadsAll {
+	if s.node.Shard(0).IsLeader() {
 		infoLine(b, "role", "master")
 		var slaves []memberView
 		if ms, err := s.node.Shard(0).Members(); err == nil {

@@ -52,9 +52,13 @@ func (s *Server) cmdWAIT(c *Client, args [][]byte) Reply {
 		}
 	}
 	shard, index, wrote := c.lastWrite()
-	if !wrote || index == 0 {
+	if !wrote {
+		// No write yet: count the replicas that hold anything.
 		shard, index = 0, 1
 	}
+	// A write whose index is unknown (forwarded on an upstream that has
+	// since broken: its outcome is unknown) is held by no replica we can
+	// name: index 0 counts none.
 	count := func() int64 {
 		if !s.node.Clustered() {
 			return 0
@@ -102,7 +106,7 @@ func (s *Server) cmdWAIT(c *Client, args [][]byte) Reply {
 
 // waitPollInterval is how often WAIT asks the replicas for their applied
 // index.
-const waitPollInterval = 5 * time.Millisecond
+const waitPollInterval = 20 * time.Millisecond
 
 // cmdTIME is TIME: seconds and microseconds as bulk strings.
 func cmdTIME(c *Client, args [][]byte) Reply {

@@ -29,6 +29,9 @@ type txState struct {
 	// whose upstream holds the client's WATCHes, "" when they are here.
 	shard       int
 	remoteWatch string
+	// watchLost is the shard's lost-leadership channel (lostChan) taken
+	// at the first WATCH made here; closed by EXEC time, the EXEC aborts.
+	watchLost <-chan struct{}
 }
 
 // queuedCmd is one command queued by MULTI.

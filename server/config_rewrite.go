@@ -46,6 +46,7 @@ var configRewriteMu sync.Mutex
 // cmdCONFIGREWRITE is CONFIG REWRITE.
 func (s *Server) cmdCONFIGREWRITE(c *Client, args [][]byte) Reply {
 	cfg := s.config()
+	s.engineConfig(&cfg)
 	if cfg.ConfigFile == "" {
 		return ErrorReply("ERR The server is running without a config file")
 	}

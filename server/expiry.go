@@ -54,15 +54,17 @@ func (s *Server) startKeyspaceTasks() {
 // with them (the entry's time decides again, so a key given a later
 // deadline meanwhile survives) and touches them.
 func (s *Server) sweepExpired() error {
+	var first error
 	for i := range s.node.NumShards() {
 		if !s.leads(i) {
 			continue
 		}
-		if err := s.sweepShard(i); err != nil && !isNotLeader(err) {
-			return err
+		// One shard's failure does not hold up the others' sweep.
+		if err := s.sweepShard(i); err != nil && !isNotLeader(err) && first == nil {
+			first = err
 		}
 	}
-	return nil
+	return first
 }
 
 // sweepShard is sweepExpired on shard i.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -356,11 +357,19 @@ func (s *Server) forwardTimeout() time.Duration {
 // forwardBlocking relays a blocking read: the client counts as blocked
 // while the leader holds it, and its close, CLIENT UNBLOCK or the server's
 // shutdown closes the upstream (the leader then drops the waiter).
+// The leader's move away from that node (a failover while it is cut off
+// or paused) also ends the wait, with the failover error.
 func (s *Server) forwardBlocking(c *Client, up *upstream, args [][]byte) (Reply, bool) {
-	if err := up.send(c, args); err != nil {
+	// Sending (and reading the HELLO/SELECT set-up replies) is bounded;
+	// the blocked read that follows is not.
+	up.conn.SetDeadline(time.Now().Add(s.forwardTimeout()))
+	err := up.send(c, args)
+	up.conn.SetDeadline(time.Time{})
+	if err != nil {
 		c.dropUpstream(up)
 		return brokenReply(fwdBlocking), false
 	}
+	shard := s.blockingShard(c, args)
 	c.enterBlocked()
 	var why atomic.Int32 // a BlockResult once the watcher closed the upstream
 	why.Store(-1)
@@ -368,15 +377,26 @@ func (s *Server) forwardBlocking(c *Client, up *upstream, args [][]byte) (Reply,
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var r BlockResult
-		select {
-		case <-stop:
-			return
-		case r = <-c.unblockCh:
-		case <-c.closed:
-			r = BlockClosed
-		case <-s.done:
-			r = BlockClosed
+		tick := time.NewTicker(leaderCheckEvery)
+		defer tick.Stop()
+		r := BlockResult(-1)
+		for r < 0 {
+			select {
+			case <-stop:
+				return
+			case r = <-c.unblockCh:
+			case <-c.closed:
+				r = BlockClosed
+			case <-s.done:
+				r = BlockClosed
+			case <-tick.C:
+				if shard < 0 {
+					continue
+				}
+				if addr := s.leaderAddr(shard); addr != "" && addr != up.addr {
+					r = blockFailover
+				}
+			}
 		}
 		why.Store(int32(r))
 		up.conn.Close()
@@ -404,26 +424,75 @@ func (s *Server) forwardBlocking(c *Client, up *upstream, args [][]byte) (Reply,
 	return relayed(rep), false
 }
 
+// leaderCheckEvery is how often a forwarded blocking read checks that its
+// shard is still led by the node holding it.
+const leaderCheckEvery = 250 * time.Millisecond
+
+// blockFailover is the watcher's result when the shard's leadership moved
+// away from the node holding a forwarded blocking read (the read ends with
+// brokenReply's failover error).
+const blockFailover BlockResult = 100
+
+// blockingShard is the shard a forwarded blocking request waits on: WAIT's
+// last write's, or XREAD/XREADGROUP's keys' (-1 if unknown).
+func (s *Server) blockingShard(c *Client, args [][]byte) int {
+	if isOpt(args[0], "WAIT") {
+		if c.lastWr.ok {
+			return c.lastWr.shard
+		}
+		return -1
+	}
+	if keys := xreadKeys(args); len(keys) > 0 {
+		return s.node.ShardOfKey(string(keys[0]))
+	}
+	return -1
+}
+
 // forwardRouted forwards a request routed to another node, retrying a read
 // once (re-routed: the leader may have moved) when the upstream broke.
 func (s *Server) forwardRouted(c *Client, cmd *Command, args [][]byte, rt route) Reply {
 	kind := forwardKind(cmd, args)
-	r, retry := s.forward(c, rt.addr, args, kind)
-	if retry {
+	addr := rt.addr
+	r, retry := s.forward(c, addr, args, kind)
+	// A read whose upstream broke, or any request the leader refused
+	// without running it (TRYAGAIN: it no longer leads the shard, or is
+	// handing it over), goes again to wherever the shard is led now.
+	for attempt := 0; attempt < maxForwardAttempts && (retry || refusedUnrun(r)); attempt++ {
+		if !retry {
+			time.Sleep(forwardRetryPause) // let the new leader settle
+		}
 		rt2 := s.routeShard(c, rt.shard, rt.slot)
+		retry = false
 		switch rt2.kind {
 		case routeForward:
-			r, _ = s.forward(c, rt2.addr, args, kind)
+			addr = rt2.addr
+			r, retry = s.forward(c, addr, args, kind)
 		case routeReply:
 			r = rt2.reply
 		case routeLocal:
+			addr = ""
 			r = s.runLocal(c, cmd, args)
 		}
 	}
-	if kind != fwdRead {
-		c.lastWr = lastWrite{shard: rt.shard, up: rt.addr, ok: true}
+	if kind != fwdRead && addr != "" {
+		c.lastWr = lastWrite{shard: rt.shard, up: addr, ok: true}
 	}
 	return r
+}
+
+// maxForwardAttempts bounds the re-routes of one forwarded request;
+// forwardRetryPause is the pause before re-routing a refused one.
+const (
+	maxForwardAttempts = 3
+	forwardRetryPause  = 50 * time.Millisecond
+)
+
+// refusedUnrun reports whether a relayed reply is a TRYAGAIN error: the
+// leader refused the request before running it (every TRYAGAIN streamd
+// sends says so).
+func refusedUnrun(r Reply) bool {
+	e, ok := r.(ErrorReply)
+	return ok && strings.HasPrefix(string(e), "TRYAGAIN ")
 }
 
 // forwardKind says what a broken upstream means for this request: a

@@ -291,7 +291,7 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 	case "discard", "unwatch", "reset":
 		// What unwatches here unwatches on the upstream too: DISCARD in
 		// MULTI, UNWATCH outside it (inside, it is queued), RESET.
-		if (cmd.Name == "discard") == c.inMulti() || cmd.Name == "reset" {
+		if (cmd.Name == "discard" && c.inMulti()) || (cmd.Name == "unwatch" && !c.inMulti()) || cmd.Name == "reset" {
 			s.dropRemoteWatch(c)
 		}
 		return nil, false
@@ -378,14 +378,47 @@ func (s *Server) routeWatch(c *Client, args [][]byte, rt route) (Reply, bool) {
 	case routeReply:
 		return rt.reply, true
 	case routeForward:
+		if len(tx.watched) > 0 {
+			// Keys watched here while this node led the shard: once it
+			// moved, writes at the new leader never mark them dirty.
+			tx.dirty.Store(true)
+		}
 		r, _ := s.forward(c, rt.addr, args, fwdRead)
 		if raw, ok := r.(rawReply); ok && string(raw) == "+OK\r\n" {
+			if tx.remoteWatch != "" && tx.remoteWatch != rt.addr {
+				// The first leader's WATCHes cannot be checked by
+				// an EXEC at the second.
+				tx.dirty.Store(true)
+			}
 			tx.shard, tx.remoteWatch = rt.shard, rt.addr
 		}
 		return r, true
 	}
 	tx.shard = rt.shard
+	if tx.watchLost == nil {
+		// Writes applied while this node follows the shard mark no
+		// watcher dirty: a loss of leadership after this WATCH aborts
+		// the EXEC (checked in routeExec).
+		tx.watchLost = s.lostChan(rt.shard)
+		if !s.leads(rt.shard) {
+			tx.dirty.Store(true)
+		}
+	}
 	return nil, false
+}
+
+// watchLostLeadership reports whether this node stopped leading the
+// transaction's shard since the client's first local WATCH.
+func watchLostLeadership(tx *txState) bool {
+	if tx.watchLost == nil {
+		return false
+	}
+	select {
+	case <-tx.watchLost:
+		return true
+	default:
+		return false
+	}
 }
 
 // routeExec runs EXEC where the transaction's shard is led: here (the
@@ -398,6 +431,9 @@ func (s *Server) routeExec(c *Client) (Reply, bool) {
 		return nil, false
 	}
 	rt := s.routeShard(c, tx.shard, -1)
+	if watchLostLeadership(tx) {
+		tx.dirty.Store(true)
+	}
 	if rt.kind == routeLocal {
 		if tx.remoteWatch != "" {
 			// Watched on the former leader: the watch cannot be
@@ -407,10 +443,11 @@ func (s *Server) routeExec(c *Client) (Reply, bool) {
 		}
 		return nil, false
 	}
-	queue, shard := tx.queue, tx.shard
+	queue, shard, localWatch := tx.queue, tx.shard, len(tx.watched) > 0
 	s.discardMulti(c)
 	defer s.unwatchAll(c)
-	if tx.dirty.Load() {
+	if tx.dirty.Load() || localWatch {
+		// A WATCH made here cannot be checked at another node.
 		return NullArray{}, true
 	}
 	if rt.kind == routeReply {

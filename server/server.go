@@ -39,6 +39,11 @@ type Server struct {
 	log    *slog.Logger
 	cmds   *commandTable
 
+	// configSetMu makes this node's CONFIG SETs one at a time, so the
+	// stored configuration ends as the engine does (a forwarded,
+	// shard-pinned CONFIG SET from another node does not take it).
+	configSetMu sync.Mutex
+
 	// proposeAsync hands a write to the shard without waiting (the
 	// pipeline's group commit); tests wrap it to observe the order of
 	// proposals and waits.
@@ -118,7 +123,16 @@ func NewNode(cfg Config, node *replication.Node, log *slog.Logger) *Server {
 	}
 	if node.Clustered() {
 		node.OnLeaderChange(s.leaderChanged)
+		node.OnLeaderChange(func(i int, leader bool) {
+			if leader {
+				go s.engineFromConfig(i)
+			}
+		})
 		node.HandleRESP(s.serveInternal)
+	} else {
+		for i := range node.NumShards() {
+			s.engineFromConfig(i)
+		}
 	}
 	return s
 }

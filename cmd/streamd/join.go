@@ -32,6 +32,11 @@ func startCluster(cfg server.Config, node *replication.Node, log *slog.Logger, s
 		if err := joinCluster(cfg.Join, cfg.RequirePass, cfg.NodeID, cfg.RaftAddr, joinTimeout, stop); err != nil {
 			return err
 		}
+		select {
+		case <-stop:
+			return nil // interrupted: not added
+		default:
+		}
 		log.Info("Added to the cluster", "via", cfg.Join)
 	}
 	tick := time.NewTicker(50 * time.Millisecond)

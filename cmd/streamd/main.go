@@ -294,7 +294,6 @@ func run(args []string, logOut io.Writer) error {
 	// a shard without a leader get CLUSTERDOWN).
 	joined := make(chan error, 1)
 	stopJoin := make(chan struct{})
-	defer close(stopJoin)
 	if node.Clustered() {
 		go func() { joined <- startCluster(cfg, node, log, stopJoin) }()
 	} else {
@@ -319,6 +318,7 @@ func run(args []string, logOut io.Writer) error {
 			}
 		}
 	}
+	close(stopJoin) // before the node closes under the join's feet
 	stopMetrics(metrics, log)
 	return shutdown(log, srv, node, save, serveErr)
 }
