@@ -310,3 +310,36 @@ func TestClusterShardsFanout(t *testing.T) {
 		wantEq(t, "after FLUSHALL "+k, n, int64(0))
 	}
 }
+
+// TestClusterWatchAbortsAfterTransfer: a key WATCHed at the shard's leader
+// and modified at the new leader after a transfer makes the EXEC sent to
+// the former leader abort (writes applied there as a follower never mark
+// its watchers dirty, so the move itself must).
+func TestClusterWatchAbortsAfterTransfer(t *testing.T) {
+	nodes := startCluster(t, 3, 1, false)
+	ctx := context.Background()
+	lead := leaderOf(nodes, 0)
+	to := followersOf(nodes, 0)[0]
+	w := newGoRedis(t, lead.addr, 2)
+	must(t, "XADD", w.XAdd(ctx, &redis.XAddArgs{Stream: "k", ID: "1-1", Values: []string{"f", "v"}}).Err())
+	must(t, "WATCH", w.Watch(ctx, func(tx *redis.Tx) error {
+		must(t, "transfer", lead.node.TransferLeader(0, to.id))
+		other := newGoRedis(t, to.addr, 2)
+		testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+			return other.XAdd(ctx, &redis.XAddArgs{Stream: "k", ID: "2-2", Values: []string{"f", "w"}}).Err()
+		})
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.XAdd(ctx, &redis.XAddArgs{Stream: "k", ID: "3-3", Values: []string{"f", "x"}})
+			return nil
+		})
+		if err != redis.TxFailedErr {
+			t.Errorf("EXEC after the watched key changed at the new leader: %v, want %v", err, redis.TxFailedErr)
+		}
+		return nil
+	}, "k"))
+	n, err := newGoRedis(t, to.addr, 2).XLen(ctx, "k").Result()
+	must(t, "XLEN", err)
+	if n != 2 {
+		t.Fatalf("XLEN = %d, want 2 (the aborted EXEC added nothing)", n)
+	}
+}
