@@ -342,31 +342,34 @@ func (n *Node) NodeIDOf(raftAddr string) (string, error) {
 	return ci.id, err
 }
 
-// peerInfo returns the cached info of the node at raftAddr, asking it when
-// there is none or it is older than infoTTL. If the node does not answer, a
-// stale entry is still returned (with no error) and asked about again a
-// second later; without one, the error.
+// peerInfo returns the cached info of the node at raftAddr. Without an
+// entry it asks the node (and returns the error if it does not answer).
+// An entry older than infoTTL is returned as it is while one background
+// refresh asks the node again (at most one a second per node), so a lookup
+// never waits on a node that is slow or gone once it was known.
 func (n *Node) peerInfo(raftAddr string) (cachedInfo, error) {
 	n.infoMu.Lock()
 	ci, ok := n.info[raftAddr]
+	if ok && time.Since(ci.at) >= infoTTL {
+		next := ci
+		next.at = time.Now().Add(time.Second - infoTTL) // no other refresh for a second
+		n.info[raftAddr] = next
+		go n.refreshPeer(raftAddr)
+	}
 	n.infoMu.Unlock()
-	if ok && time.Since(ci.at) < infoTTL {
+	if ok {
 		return ci, nil
 	}
+	return n.refreshPeer(raftAddr)
+}
+
+// refreshPeer asks the node at raftAddr for its info and caches the answer.
+func (n *Node) refreshPeer(raftAddr string) (cachedInfo, error) {
 	resp, err := n.rpcs.call(raftAddr, rpcRequest{Op: rpcInfo}, rpcShortTimeout)
 	if err != nil {
-		if ok {
-			// Keep using it; ask again in a second rather than on every
-			// lookup (a partitioned node can take long to fail a dial).
-			ci.at = time.Now().Add(time.Second - infoTTL)
-			n.infoMu.Lock()
-			n.info[raftAddr] = ci
-			n.infoMu.Unlock()
-			return ci, nil
-		}
 		return cachedInfo{}, err
 	}
-	ci = cachedInfo{id: resp.ID, clientAddr: resp.ClientAddr, at: time.Now()}
+	ci := cachedInfo{id: resp.ID, clientAddr: resp.ClientAddr, at: time.Now()}
 	n.infoMu.Lock()
 	n.info[raftAddr] = ci
 	n.infoMu.Unlock()
