@@ -24,46 +24,9 @@ PIPELINE=16
 LAT_REQUESTS=20000
 LAT_CLIENTS=10
 
-for tool in redis-server redis-cli redis-benchmark; do
-	command -v "$tool" >/dev/null || { echo "$tool not on PATH" >&2; exit 1; }
-done
-
-TMP=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-# free_port: sets $port to the first port of 17860-17879 nothing listens on
-# and that was not handed out before.
-used=" "
-free_port() {
-	local p
-	for p in $(seq 17860 17879); do
-		[[ $used == *" $p "* ]] && continue
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			used="$used$p "
-			port=$p
-			return
-		fi
-	done
-	echo "no free port in 17860-17879" >&2
-	exit 1
-}
-
-# wait_ping PORT: poll PING every 5ms (up to 2 minutes).
-wait_ping() {
-	local port=$1 i
-	for i in $(seq 24000); do
-		[[ $(redis-cli -p "$port" PING 2>/dev/null) == PONG ]] && return 0
-		sleep 0.005
-	done
-	echo "port $port never answered PING" >&2
-	exit 1
-}
+PORT_FIRST=17860
+PORT_LAST=17879
+. bench/lib.sh
 
 # wait_cluster PORT: poll CLUSTER INFO until cluster_state:ok (up to 2 minutes).
 wait_cluster() {

@@ -24,48 +24,11 @@ PENDING=${3:-10000}
 REQUESTS=200000
 CLIENTS=50
 
-for tool in redis-server redis-cli redis-benchmark; do
-	command -v "$tool" >/dev/null || { echo "$tool not on PATH" >&2; exit 1; }
-done
-
-TMP=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-# free_port: sets $port to the first port of 17880-17899 nothing listens on
-# and that was not handed out before.
-used=" "
-free_port() {
-	local p
-	for p in $(seq 17880 17899); do
-		[[ $used == *" $p "* ]] && continue
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			used="$used$p "
-			port=$p
-			return
-		fi
-	done
-	echo "no free port in 17880-17899" >&2
-	exit 1
-}
+PORT_FIRST=17880
+PORT_LAST=17899
+. bench/lib.sh
 
 now_ms() { date +%s%3N; }
-
-# wait_ping PORT: poll PING every 5ms (up to 10 minutes).
-wait_ping() {
-	local port=$1 i
-	for i in $(seq 120000); do
-		[[ $(redis-cli -p "$port" PING 2>/dev/null) == PONG ]] && return 0
-		sleep 0.005
-	done
-	echo "port $port never answered PING" >&2
-	exit 1
-}
 
 # wait_exit PID: wait for a process this script started to end.
 wait_exit() { wait "$1" 2>/dev/null || true; }
@@ -103,8 +66,8 @@ free_port
 SP=$port
 start_redis "$TMP/redis-tp" "$RP"
 start_streamd "$TMP/streamd-tp" "$SP"
-wait_ping "$RP"
-wait_ping "$SP"
+wait_ping "$RP" 120000
+wait_ping "$SP" 120000
 printf "%-10s %-6s %12s %12s %8s\n" pipeline round redis streamd ratio
 for P in 1 16; do
 	: >"$TMP/r.$P"
@@ -135,7 +98,7 @@ restart() {
 	free_port
 	$startfn "$dir" "$port"
 	pid=$started
-	wait_ping "$port"
+	wait_ping "$port" 120000
 	redis-benchmark -p "$port" -c 50 -P 64 -n "$ENTRIES" -q XADD big '*' f v >/dev/null 2>&1
 	redis-cli -p "$port" XGROUP CREATE big g 0 >/dev/null
 	redis-cli -p "$port" XREADGROUP GROUP g c COUNT "$PENDING" STREAMS big '>' >/dev/null
@@ -149,7 +112,7 @@ restart() {
 	t2=$(now_ms)
 	$startfn "$dir" "$port"
 	pid=$started
-	wait_ping "$port"
+	wait_ping "$port" 120000
 	t3=$(now_ms)
 	len2=$(redis-cli -p "$port" XLEN big)
 	pend2=$(redis-cli -p "$port" XPENDING big g | head -1)
