@@ -230,7 +230,7 @@ func savedDir(t *testing.T) (dir, snapDir string) {
 	if err := s.Close(false); err != nil {
 		t.Fatal(err)
 	}
-	metas, err := readSnapshotMetas(filepath.Join(dir, "snapshots"))
+	metas, err := readSnapshotMetas(filepath.Join(dir, "snapshots"), nil)
 	if err != nil || len(metas) == 0 {
 		t.Fatalf("snapshots: %v %v", metas, err)
 	}
@@ -574,4 +574,53 @@ func TestRaftDBByteFlips(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d flips refused (the rest hit unused pages)", refused, (len(orig)-2*os.Getpagesize()+step-1)/step)
+}
+
+// A crash while raft removes an old snapshot can leave its directory
+// without meta.json (it is never so for a finished one: meta.json is
+// written before the rename): Open skips it as raft does. The newest
+// snapshot's meta.json missing is refused, naming it, because the log no
+// longer continues the older state.
+func TestSnapshotDirWithoutMeta(t *testing.T) {
+	t.Run("interrupted reap", func(t *testing.T) {
+		dir, _ := savedDir(t)
+		old := filepath.Join(dir, "snapshots", "1-1-1")
+		if err := os.MkdirAll(old, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(old, "state.bin"), []byte("partly removed"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("Open with a half-removed old snapshot: %v", err)
+		}
+		defer s.Close(false)
+		if n := xlenOf(t, s, "s"); n == 0 {
+			t.Fatal("data lost")
+		}
+	})
+	t.Run("newest meta.json missing", func(t *testing.T) {
+		dir := t.TempDir()
+		s, err := Open(Options{Dir: dir, LogStore: LogStoreBolt, TrailingLogs: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		workload(t, s, 3)
+		if err := s.Save(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(false); err != nil {
+			t.Fatal(err)
+		}
+		metas, err := readSnapshotMetas(filepath.Join(dir, "snapshots"), nil)
+		if err != nil || len(metas) == 0 {
+			t.Fatalf("snapshots: %v %v", metas, err)
+		}
+		meta := filepath.Join(dir, "snapshots", metas[0].ID, "meta.json")
+		if err := os.Remove(meta); err != nil {
+			t.Fatal(err)
+		}
+		openErr(t, dir, meta, "is missing")
+	})
 }

@@ -160,6 +160,13 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 	defer func() {
 		if err != nil {
 			n.closeShards(false)
+			// Raft's shutdown closes an open shard's transport; a shard
+			// that failed to open leaves its own to close here.
+			for i, t := range n.transports {
+				if t != nil && n.shards[i] == nil {
+					t.Close()
+				}
+			}
 			if n.mux != nil {
 				n.mux.close()
 			}
@@ -587,7 +594,12 @@ func (n *Node) atLeader(i int, local func(*Shard) error, req rpcRequest) error {
 			}
 		}
 		var nl *NotLeaderError
-		retry := errors.As(err, &nl) || isUnreachable(err)
+		// A lost answer may hide a change that was made: retrying it is
+		// safe for add/remove (they check the membership first) and for a
+		// transfer to a named node, not for "any voter" (it would move
+		// the shard on again).
+		anyVoter := req.Op == rpcTransfer && req.ID == ""
+		retry := errors.As(err, &nl) || (isUnreachable(err) && !anyVoter)
 		if !retry || time.Now().After(deadline) {
 			return err
 		}

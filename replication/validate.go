@@ -41,7 +41,8 @@ type snapshotDirMeta struct {
 // after it in store. It returns the decoded snapshot (nil if there is none)
 // for the FSM to restore without decoding it again.
 func validate(dir string, store logStore, fss *raft.FileSnapshotStore) (*state.Keyspace, error) {
-	metas, err := readSnapshotMetas(filepath.Join(dir, "snapshots"))
+	var partial []string
+	metas, err := readSnapshotMetas(filepath.Join(dir, "snapshots"), &partial)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +77,9 @@ func validate(dir string, store logStore, fss *raft.FileSnapshotStore) (*state.K
 		err = fmt.Errorf("unknown log store %T", store)
 	}
 	if err != nil {
+		if len(partial) > 0 {
+			err = fmt.Errorf("%w (and %s is missing)", err, strings.Join(partial, ", "))
+		}
 		return nil, err
 	}
 	return ks, nil
@@ -83,9 +87,10 @@ func validate(dir string, store logStore, fss *raft.FileSnapshotStore) (*state.K
 
 // readSnapshotMetas reads every finished snapshot's meta.json in snapDir
 // (directories named *.tmp are snapshots that were being written when the
-// process stopped; raft ignores them, so do we) and returns them newest
-// first, in raft's order (term, index, id).
-func readSnapshotMetas(snapDir string) ([]snapshotDirMeta, error) {
+// process stopped; raft ignores them, so do we; a directory without a
+// meta.json is listed in partial) and returns them newest first, in raft's
+// order (term, index, id).
+func readSnapshotMetas(snapDir string, partial *[]string) ([]snapshotDirMeta, error) {
 	ents, err := os.ReadDir(snapDir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -100,6 +105,18 @@ func readSnapshotMetas(snapDir string) ([]snapshotDirMeta, error) {
 		}
 		path := filepath.Join(snapDir, e.Name(), "meta.json")
 		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			// raft writes meta.json before it renames a snapshot into
+			// place, so a directory without one was never a finished
+			// snapshot: an old snapshot whose removal (raft's reaping)
+			// a crash cut short. raft skips it; so do we. Were it the
+			// newest snapshot damaged instead, the log would not continue
+			// the older one and validate refuses with both named.
+			if partial != nil {
+				*partial = append(*partial, path)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, corruptError(path, "cannot read snapshot metadata: %v", err)
 		}

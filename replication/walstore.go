@@ -259,7 +259,7 @@ func chooseLogStore(dataDir, want string) (string, error) {
 	if !explicit {
 		// No log of either kind beside a snapshot: whichever it was, it is
 		// gone, and with it every write after the snapshot.
-		if metas, err := readSnapshotMetas(filepath.Join(dataDir, "snapshots")); err == nil && len(metas) > 0 {
+		if metas, err := readSnapshotMetas(filepath.Join(dataDir, "snapshots"), nil); err == nil && len(metas) > 0 {
 			return "", corruptError(filepath.Join(dataDir, "raft.db"), "missing, and no wal log in %s either, but snapshot %s exists: the log was lost or replaced, so the writes after that snapshot are missing",
 				walDir(dataDir), metas[0].ID)
 		}
