@@ -308,7 +308,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		noSync := opts.Fsync == FsyncEverySec
 		if opts.LogStore == LogStoreWAL {
 			s.storePath = walDir(opts.Dir)
-			w, err := openWALStoreSafe(s.storePath, noSync, hlog)
+			w, err := openWALStoreSafe(s.storePath, noSync, hlog, opts.Logger)
 			if err != nil {
 				return nil, err
 			}

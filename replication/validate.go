@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -244,9 +245,10 @@ func validateWALLog(store *walStore, snapIdx uint64) error {
 	return nil
 }
 
-// openWALStoreSafe checks the wal files (checkWALFiles) and opens the store.
-func openWALStoreSafe(dir string, noSync bool, log hclog.Logger) (*walStore, error) {
-	if err := checkWALFiles(dir); err != nil {
+// openWALStoreSafe checks (and where walstore_repair.go says, repairs) the
+// wal files (checkWALFiles, repairs logged to slog) and opens the store.
+func openWALStoreSafe(dir string, noSync bool, log hclog.Logger, logger *slog.Logger) (*walStore, error) {
+	if err := checkWALFiles(dir, logger); err != nil {
 		return nil, err
 	}
 	return openWALStore(dir, noSync, log)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -60,9 +61,10 @@ const (
 	walFrameCommit    = 3
 )
 
-// checkWALFiles validates dir's wal-meta.db and segment files. A missing
+// checkWALFiles validates dir's wal-meta.db and segment files, after
+// repairing what walstore_repair.go repairs (logged to log). A missing
 // wal-meta.db (with no segment files) is a new log.
-func checkWALFiles(dir string) error {
+func checkWALFiles(dir string, log *slog.Logger) error {
 	metaPath := filepath.Join(dir, metadb.FileName)
 	if _, err := os.Stat(metaPath); errors.Is(err, os.ErrNotExist) {
 		segs, _ := filepath.Glob(filepath.Join(dir, "*.wal"))
@@ -73,6 +75,9 @@ func checkWALFiles(dir string) error {
 	}
 	st, err := readWALMeta(metaPath)
 	if err != nil {
+		return err
+	}
+	if st, err = repairWALSegments(dir, st, log); err != nil {
 		return err
 	}
 	for i, si := range st.Segments {
@@ -234,16 +239,20 @@ func checkSegmentHeader(data []byte, si types.SegmentInfo) error {
 
 // checkSealed checks a sealed segment end to end: its last commit holds an
 // index frame at IndexStart listing exactly the entry frames found, and it
-// has MaxIndex-BaseIndex+1 entries.
+// has at least MaxIndex-BaseIndex+1 entries (more when a log-suffix
+// truncation sealed it: the index lists every entry written, the metadata's
+// MaxIndex bounds what is read).
 func checkSealed(path string, data []byte, si types.SegmentInfo, sc segmentScan) error {
 	switch {
 	case sc.goodEnd == 0:
 		return corruptError(path, "sealed log segment has no valid commit (damaged at offset %d)", sc.stop)
-	case sc.badCommit || sc.index == 0:
+	case sc.badCommit:
 		return corruptError(path, "sealed log segment damaged at offset %d (checksum mismatch or bad frame)", sc.stop)
+	case sc.index == 0:
+		return corruptError(path, "sealed log segment has no index block (its batches end at offset %d, damaged or cut short after it)", sc.stop)
 	case uint64(sc.index) != si.IndexStart:
 		return corruptError(path, "sealed log segment's index is at offset %d, the metadata says %d", sc.index, si.IndexStart)
-	case si.MaxIndex < si.BaseIndex || uint64(len(sc.entries)) != si.MaxIndex-si.BaseIndex+1:
+	case si.MaxIndex < si.BaseIndex || uint64(len(sc.entries)) < si.MaxIndex-si.BaseIndex+1:
 		return corruptError(path, "sealed log segment holds %d entries, the metadata says %d..%d", len(sc.entries), si.BaseIndex, si.MaxIndex)
 	case sc.indexLen < 4*len(sc.entries):
 		return corruptError(path, "sealed log segment's index is short")

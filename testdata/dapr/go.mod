@@ -41,7 +41,7 @@ require (
 	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
 	github.com/hashicorp/golang-lru v1.0.2 // indirect
 	github.com/hashicorp/raft v1.8.0 // indirect
-	github.com/hashicorp/raft-wal v0.4.0 // indirect
+	github.com/hashicorp/raft-wal v0.4.2 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/lestrrat-go/blackmagic v1.0.2 // indirect
@@ -88,3 +88,5 @@ replace streamd => ../..
 // requirement) break. streamd's non-test code does not use go-redis, so
 // the whole build here takes Dapr's version.
 replace github.com/redis/go-redis/v9 => github.com/redis/go-redis/v9 v9.6.3
+
+replace github.com/hashicorp/go-metrics => github.com/hashicorp/go-metrics v0.6.1
