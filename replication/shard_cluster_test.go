@@ -385,19 +385,7 @@ func TestClusterLeaderKillRestart(t *testing.T) {
 	c.restart(old)
 	c.converge()
 	for _, nd := range c.alive() {
-		res, err := nd.shard.Query(wire.XRange{Base: wire.Base{Key: "s"}, Start: streams.MinID, End: streams.MaxID, Count: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := res.([]streams.Entry)
-		if len(got) != len(ids) {
-			t.Fatalf("%s: %d entries, want %d", nd.id, len(got), len(ids))
-		}
-		for i, e := range got {
-			if e.ID != ids[i] {
-				t.Fatalf("%s: entry %d is %v, want %v", nd.id, i, e.ID, ids[i])
-			}
-		}
+		checkEntries(t, nd, ids)
 	}
 }
 

@@ -2,7 +2,6 @@ package replication
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -202,7 +200,7 @@ func untarFixture(t *testing.T, name string) string {
 // own. A second start needs no repair.
 func TestWALFixtureSuffixTruncation(t *testing.T) {
 	dir := untarFixture(t, "wal-after-suffix-truncation.tar.gz")
-	var logs syncLog
+	var logs lockedBuffer
 	c := &testCluster{t: t}
 	t.Cleanup(c.closeAll)
 	for _, id := range []string{"n1", "n2", "n3"} {
@@ -260,24 +258,4 @@ func TestWALFixtureSuffixTruncation(t *testing.T) {
 	if n := xlenOf(t, n1.shard, "after-repair"); n != 1 {
 		t.Fatalf("after-repair has %d entries", n)
 	}
-}
-
-// syncLog is a log destination safe for concurrent writers.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-// Write appends p.
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// String returns what was written.
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

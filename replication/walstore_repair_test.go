@@ -32,9 +32,9 @@ func repairFixture(t *testing.T) (string, []byte, types.PersistentState) {
 }
 
 // openLogged opens the wal shard in d with its log captured.
-func openLogged(t *testing.T, d string) (*Shard, *syncLog, error) {
+func openLogged(t *testing.T, d string) (*Shard, *lockedBuffer, error) {
 	t.Helper()
-	var logs syncLog
+	var logs lockedBuffer
 	o := walOpts(d)
 	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	s, err := Open(o)
