@@ -348,12 +348,9 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 		}
 	}
 	p := s.node.Shard(shard).ProposeAsync(cmd)
-	res, err := p.Wait()
-	e := effects(cmd, res, err)
-	s.markDirty(e)
+	res, err, e := s.settleWrite(cmd, p)
 	unlock()
-	c.noteWrite(shard, p, err)
-	s.notify(c, e)
+	s.afterWrite(c, shard, p, err, e)
 	if c.notLeader {
 		// The shard moved away after routing: nothing was applied.
 		c.notLeader = false

@@ -136,9 +136,9 @@ func (c *Client) pushAfterReply(p Push) {
 	ob.mu.Unlock()
 }
 
-// releaseAfterReply queues the pushes held by pushAfterReply, for a caller
-// that has already queued the reply of the command that caused them (the
-// pipeline writes a batched write's reply before running its effects).
+// releaseAfterReply queues the pushes held by pushAfterReply or hold, for a
+// caller that has no reply to queue with them (a blocked read, which
+// answered nothing yet).
 func (c *Client) releaseAfterReply() {
 	c.out.mu.Lock()
 	c.releaseLocked()

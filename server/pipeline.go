@@ -56,7 +56,7 @@ type pipelineCall struct {
 type pipelineOut struct {
 	res any
 	err error
-	e   keyEffects
+	e   wire.Effects
 }
 
 func newPipeline(s *Server, c *Client) *pipeline {
@@ -93,9 +93,10 @@ func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, o
 func (pl *pipeline) full() bool { return len(pl.calls) >= maxPipeline }
 
 // drain waits for every pending write in order, marks their WATCHers dirty
-// while still holding writeMu (as apply does), releases it, then writes
-// each reply in request order followed by its wake-ups and invalidations
-// (the client's own after its reply, as Redis).
+// while still holding writeMu (settleWrite, as applyOn does), releases it,
+// then finishes each write in request order (afterWrite: wake-ups and
+// invalidations, the client's own after its reply, as Redis) and writes its
+// reply.
 // It is a no-op on a nil or empty pipeline.
 func (pl *pipeline) drain() {
 	if pl == nil || len(pl.calls) == 0 {
@@ -104,9 +105,7 @@ func (pl *pipeline) drain() {
 	s := pl.s
 	outs := pl.outs[:0]
 	for _, call := range pl.calls {
-		res, err := call.pend.Wait()
-		e := effects(call.op, res, err)
-		s.markDirty(e)
+		res, err, e := s.settleWrite(call.op, call.pend)
 		outs = append(outs, pipelineOut{res: res, err: err, e: e})
 	}
 	pl.hub.writeMu.RUnlock()
@@ -115,7 +114,10 @@ func (pl *pipeline) drain() {
 	for i, call := range pl.calls {
 		var r Reply
 		pl.c.notLeader = false
-		pl.c.noteWrite(call.shard, call.pend, outs[i].err)
+		// Wake-ups and invalidations go out first; the client's own
+		// invalidations are held until send queues its reply, as Redis
+		// sends them after it.
+		s.afterWrite(pl.c, call.shard, call.pend, outs[i].err, outs[i].e)
 		if pl.c.notLeader {
 			// The shard's leadership moved after the write was
 			// routed here (it was not applied): route it again.
@@ -127,11 +129,6 @@ func (pl *pipeline) drain() {
 		}
 		s.noteCallHere(pl.c, call.cmd, call.args, now.Sub(call.start), r)
 		pl.c.send(r)
-		s.notify(pl.c, outs[i].e)
-		// The client's own invalidations (held by notify until its
-		// reply is queued, as Redis sends them after the reply) go out
-		// now, before the next request's reply.
-		pl.c.releaseAfterReply()
 	}
 	s.persist.noteBatch(len(pl.calls))
 	clear(pl.calls)

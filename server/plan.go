@@ -85,14 +85,9 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 		h := s.hub()
 		h.writeMu.RLock()
 		p := sh.ProposeAsync(o)
-		res, err := p.Wait()
-		e := effects(o, res, err)
-		s.markDirty(e)
+		res, err, e := s.settleWrite(o, p)
 		h.writeMu.RUnlock()
-		if c != nil {
-			c.noteWrite(i, p, err)
-		}
-		s.notify(c, e)
+		s.afterWrite(c, i, p, err, e)
 		return res, err
 	case wire.Query:
 		if s.routed {
@@ -107,6 +102,31 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 		return sh.Query(o)
 	}
 	panic("server: operation is neither a wire.Command nor a wire.Query")
+}
+
+// Every write is finished by the same two steps, whether it ran alone
+// (applyOn), in a pipeline batch (pipeline.drain) or as an EXEC: settleWrite
+// while the write still holds writeMu, afterWrite once it is released.
+
+// settleWrite waits for a proposed write's answer and marks the WATCHers of
+// the keys it modified dirty. The caller holds writeMu (shared; exclusive
+// for an EXEC with WATCH), so an EXEC that checks after the write sees it.
+func (s *Server) settleWrite(op wire.Command, p pendingWrite) (any, error, wire.Effects) {
+	res, err := p.Wait()
+	e := wire.EffectsOf(op, res, err)
+	s.markDirty(e)
+	return res, err, e
+}
+
+// afterWrite, once writeMu is released, records the write for its client
+// (c may be nil: the expiry sweep) — its last write for WAIT, or
+// c.notLeader when the shard was led elsewhere — and wakes the blocked
+// readers and invalidates the tracking of what it did (notify).
+func (s *Server) afterWrite(c *Client, shard int, p pendingWrite, err error, e wire.Effects) {
+	if c != nil {
+		c.noteWrite(shard, p, err)
+	}
+	s.notify(c, e)
 }
 
 // noteWrite records a write the client proposed to shard i: its last write
@@ -125,143 +145,20 @@ func (c *Client) noteWrite(i int, p pendingWrite, err error) {
 	c.lastWr = lastWrite{shard: i, index: index, ok: true}
 }
 
-// keyEffects is what a write did to the keyspace, as the server must react
-// to it: Modified keys are Redis's signalModifiedKey (they abort WATCH and
-// invalidate tracking), Ready keys are its signalKeyAsReady /
-// signalDeletedKeyAsReady (they wake blocked readers).
-type keyEffects struct {
-	db       int
-	modified []string
-	ready    []string
-	flushDBs []int
-	flushAll bool
-	// extra holds the effects of an EXEC's operations, each in the
-	// database it ran in (SELECT inside MULTI).
-	extra []keyEffects
-}
-
-// effectsOf says what cmd did given its answer. It follows the Redis 7 calls
-// of signalModifiedKey / signalKeyAsReady: XADD, XDEL and XTRIM that removed
-// something, DEL, RENAME, EXPIRE/PERSIST that changed something and expiry
-// modify keys; XREADGROUP, XACK, XCLAIM, XSETID and the XGROUP subcommands
-// do not (Redis does not abort a WATCH for them), but XGROUP CREATE, SETID
-// and DESTROY wake blocked XREADGROUP clients. An XREADGROUP's own delivery
-// wakes nobody.
-func effectsOf(cmd wire.Command, res any, err error, e *keyEffects) {
-	n, _ := res.(int64)
-	switch c := cmd.(type) {
-	case wire.XAdd:
-		if err == nil && res != nil {
-			if len(e.modified) == 0 && len(e.ready) == 0 {
-				// The common case, one allocation: both lists are
-				// only read (and an append to a full slice copies).
-				k := []string{c.Key}
-				e.modified, e.ready = k, k
-			} else {
-				e.modified = append(e.modified, c.Key)
-				e.ready = append(e.ready, c.Key)
-			}
-		}
-	case wire.XDel, wire.XTrim:
-		if err == nil && n > 0 {
-			e.modified = append(e.modified, cmd.Keys()...)
-		}
-	case wire.XGroupCreate:
-		if err == nil {
-			if c.MkStream {
-				// Redis signals the key when MKSTREAM created it; the
-				// answer does not say whether it did.
-				e.modified = append(e.modified, c.Key)
-			}
-			e.ready = append(e.ready, c.Key)
-		}
-	case wire.XGroupSetID:
-		if err == nil {
-			e.ready = append(e.ready, c.Key)
-		}
-	case wire.XGroupDestroy:
-		if err == nil && n > 0 {
-			e.ready = append(e.ready, c.Key)
-		}
-	case wire.Del:
-		if err == nil && n > 0 {
-			e.modified = append(e.modified, c.Names...)
-			e.ready = append(e.ready, c.Names...)
-		}
-	case wire.Expired:
-		if err == nil && n > 0 {
-			e.modified = append(e.modified, c.Names...)
-			e.ready = append(e.ready, c.Names...)
-		}
-	case wire.Rename:
-		if err == nil && c.Src != c.Dst && (!c.NX || n == 1) {
-			e.modified = append(e.modified, c.Src, c.Dst)
-			e.ready = append(e.ready, c.Src, c.Dst)
-		}
-	case wire.Expire:
-		if err == nil && n == 1 {
-			// A deadline in the past deletes the key: wake its readers.
-			e.modified = append(e.modified, c.Key)
-			e.ready = append(e.ready, c.Key)
-		}
-	case wire.Persist:
-		if err == nil && n == 1 {
-			e.modified = append(e.modified, c.Key)
-		}
-	case wire.FlushDB:
-		if err == nil {
-			e.flushDBs = append(e.flushDBs, c.DB)
-		}
-	case wire.FlushAll:
-		if err == nil {
-			e.flushAll = true
-		}
-	case wire.Exec:
-		outs, _ := res.([]wire.Outcome)
-		for i, op := range c.Ops {
-			sub, ok := op.(wire.Command)
-			if !ok || i >= len(outs) {
-				continue
-			}
-			// Every op of an EXEC carries its own database (SELECT
-			// inside MULTI); collect per op.
-			se := keyEffects{db: sub.Database()}
-			effectsOf(sub, outs[i].Result, outs[i].Err, &se)
-			e.merge(se)
-		}
-	}
-}
-
-// merge keeps the effects of one operation of an EXEC (markDirty and
-// notify apply them in its database).
-func (e *keyEffects) merge(o keyEffects) {
-	if len(o.modified) == 0 && len(o.ready) == 0 && len(o.flushDBs) == 0 && !o.flushAll {
-		return
-	}
-	e.extra = append(e.extra, o)
-}
-
-// effects computes what an applied write did (see effectsOf).
-func effects(cmd wire.Command, res any, err error) keyEffects {
-	e := keyEffects{db: cmd.Database()}
-	effectsOf(cmd, res, err, &e)
-	return e
-}
-
 // markDirty marks the WATCHers of the keys a write modified (or flushed)
 // dirty. It runs while the write still holds writeMu, so an EXEC that
 // checks after the write sees it.
-func (s *Server) markDirty(e keyEffects) {
-	if e.flushAll {
+func (s *Server) markDirty(e wire.Effects) {
+	if e.FlushAll {
 		s.dirtyWatchersDB(-1)
 	}
-	for _, db := range e.flushDBs {
+	for _, db := range e.FlushDBs {
 		s.dirtyWatchersDB(db)
 	}
-	if len(e.modified) > 0 {
-		s.dirtyWatchers(e.db, e.modified)
+	if len(e.Modified) > 0 {
+		s.dirtyWatchers(e.DB, e.Modified)
 	}
-	for _, x := range e.extra {
+	for _, x := range e.Extra {
 		s.markDirty(x)
 	}
 }
@@ -270,25 +167,25 @@ func (s *Server) markDirty(e keyEffects) {
 // tracking invalidations of its modified keys, after the write released
 // the shard and writeMu (a slow client's push never holds up other writes'
 // locks). c is the writing client (nil for the expiry sweep), for NOLOOP.
-func (s *Server) notify(c *Client, e keyEffects) {
+func (s *Server) notify(c *Client, e wire.Effects) {
 	h := s.hub()
 	switch {
-	case e.flushAll:
+	case e.FlushAll:
 		h.waits.SignalDB(-1)
 		s.invalidateFlushBy(c)
-	case len(e.flushDBs) > 0:
-		for _, db := range e.flushDBs {
+	case len(e.FlushDBs) > 0:
+		for _, db := range e.FlushDBs {
 			h.waits.SignalDB(db)
 		}
 		s.invalidateFlushBy(c)
 	}
-	for _, k := range e.ready {
-		h.waits.Signal(e.db, k)
+	for _, k := range e.Ready {
+		h.waits.Signal(e.DB, k)
 	}
-	if len(e.modified) > 0 {
-		s.invalidateKeys(c, e.modified)
+	if len(e.Modified) > 0 {
+		s.invalidateKeys(c, e.Modified)
 	}
-	for _, x := range e.extra {
+	for _, x := range e.Extra {
 		s.notify(c, x)
 	}
 }

@@ -19,6 +19,9 @@ type Op interface {
 type Command interface {
 	Op
 	command()
+	// effects adds what the write did to the keyspace, given its answer
+	// (only called for a write that succeeded; see EffectsOf).
+	effects(res any, e *Effects)
 }
 
 // Query is a read: it is answered from the local state and never logged.

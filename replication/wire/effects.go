@@ -1,0 +1,152 @@
+package wire
+
+// Effects is what an applied write did to the keyspace, as the server must
+// react to it: Modified keys are Redis's signalModifiedKey (they abort a
+// WATCH and invalidate client-side caching), Ready keys are its
+// signalKeyAsReady / signalDeletedKeyAsReady (they wake blocked readers).
+// Every Command says its own, next to its keys (effects method below), so a
+// new op cannot be added without deciding them.
+type Effects struct {
+	// DB is the database the keys are in.
+	DB int
+	// Modified and Ready are the keys signalled (see above).
+	Modified, Ready []string
+	// FlushDBs are databases emptied by FLUSHDB; FlushAll says FLUSHALL ran.
+	FlushDBs []int
+	FlushAll bool
+	// Extra holds the effects of an EXEC's operations, each in the
+	// database it ran in (SELECT inside MULTI).
+	Extra []Effects
+}
+
+// EffectsOf says what cmd did given its answer (res, err as the shard
+// returned them). It follows Redis 7's calls of signalModifiedKey and
+// signalKeyAsReady: XADD, XDEL and XTRIM that removed something, DEL,
+// RENAME, EXPIRE/PERSIST that changed something and expiry modify keys;
+// XREADGROUP, XACK, XCLAIM, XAUTOCLAIM, XSETID and the XGROUP consumer
+// subcommands do not (Redis does not abort a WATCH for them), but XGROUP
+// CREATE, SETID and DESTROY wake blocked XREADGROUP clients. An
+// XREADGROUP's own delivery wakes nobody.
+func EffectsOf(cmd Command, res any, err error) Effects {
+	e := Effects{DB: cmd.Database()}
+	if err == nil {
+		cmd.effects(res, &e)
+	}
+	return e
+}
+
+// count is an int64 answer (0 for any other).
+func count(res any) int64 {
+	n, _ := res.(int64)
+	return n
+}
+
+// modifyReady signals keys both modified and ready.
+func (e *Effects) modifyReady(keys ...string) {
+	e.Modified = append(e.Modified, keys...)
+	e.Ready = append(e.Ready, keys...)
+}
+
+func (c XAdd) effects(res any, e *Effects) {
+	if res == nil {
+		return // NOMKSTREAM on a missing key: nothing added
+	}
+	if len(e.Modified) == 0 && len(e.Ready) == 0 {
+		// The common case, one allocation: both lists are only read
+		// (and an append to a full slice copies).
+		k := []string{c.Key}
+		e.Modified, e.Ready = k, k
+		return
+	}
+	e.modifyReady(c.Key)
+}
+
+func (c XDel) effects(res any, e *Effects) {
+	if count(res) > 0 {
+		e.Modified = append(e.Modified, c.Key)
+	}
+}
+
+func (c XTrim) effects(res any, e *Effects) {
+	if count(res) > 0 {
+		e.Modified = append(e.Modified, c.Key)
+	}
+}
+
+func (c XGroupCreate) effects(_ any, e *Effects) {
+	if c.MkStream {
+		// Redis signals the key when MKSTREAM created it; the answer
+		// does not say whether it did.
+		e.Modified = append(e.Modified, c.Key)
+	}
+	e.Ready = append(e.Ready, c.Key)
+}
+
+func (c XGroupSetID) effects(_ any, e *Effects) { e.Ready = append(e.Ready, c.Key) }
+
+func (c XGroupDestroy) effects(res any, e *Effects) {
+	if count(res) > 0 {
+		e.Ready = append(e.Ready, c.Key)
+	}
+}
+
+func (c Del) effects(res any, e *Effects) {
+	if count(res) > 0 {
+		e.modifyReady(c.Names...)
+	}
+}
+
+func (c Expired) effects(res any, e *Effects) {
+	if count(res) > 0 {
+		e.modifyReady(c.Names...)
+	}
+}
+
+func (c Rename) effects(res any, e *Effects) {
+	if c.Src != c.Dst && (!c.NX || count(res) == 1) {
+		e.modifyReady(c.Src, c.Dst)
+	}
+}
+
+func (c Expire) effects(res any, e *Effects) {
+	if count(res) == 1 {
+		// A deadline in the past deletes the key: wake its readers.
+		e.modifyReady(c.Key)
+	}
+}
+
+func (c Persist) effects(res any, e *Effects) {
+	if count(res) == 1 {
+		e.Modified = append(e.Modified, c.Key)
+	}
+}
+
+func (c FlushDB) effects(_ any, e *Effects) { e.FlushDBs = append(e.FlushDBs, c.DB) }
+
+func (FlushAll) effects(_ any, e *Effects) { e.FlushAll = true }
+
+func (c Exec) effects(res any, e *Effects) {
+	outs, _ := res.([]Outcome)
+	for i, op := range c.Ops {
+		sub, ok := op.(Command)
+		if !ok || i >= len(outs) {
+			continue
+		}
+		// Every op of an EXEC carries its own database (SELECT inside
+		// MULTI); collect per op.
+		se := EffectsOf(sub, outs[i].Result, outs[i].Err)
+		if len(se.Modified) > 0 || len(se.Ready) > 0 || len(se.FlushDBs) > 0 || se.FlushAll {
+			e.Extra = append(e.Extra, se)
+		}
+	}
+}
+
+// Writes Redis signals nothing for.
+func (XSetID) effects(any, *Effects)               {}
+func (XGroupCreateConsumer) effects(any, *Effects) {}
+func (XGroupDelConsumer) effects(any, *Effects)    {}
+func (XReadGroup) effects(any, *Effects)           {}
+func (XAck) effects(any, *Effects)                 {}
+func (XClaim) effects(any, *Effects)               {}
+func (XAutoClaim) effects(any, *Effects)           {}
+func (ConfigSet) effects(any, *Effects)            {}
