@@ -18,6 +18,10 @@ type Command struct {
 	// FirstKey, LastKey, Step are the legacy key positions (0 = no keys;
 	// LastKey -1 = the last argument).
 	FirstKey, LastKey, Step int
+	// KeysFrom, when set, finds the keys of a command whose keys move
+	// ("movablekeys": XREAD/XREADGROUP's follow STREAMS); routing uses it
+	// instead of the legacy positions (commandKeys).
+	KeysFrom func(args [][]byte) [][]byte
 	// ACL lists the ACL categories ("@stream", "@write", "@slow", ...).
 	ACL []string
 	// Summary, Since and Group feed COMMAND DOCS ("stream", "generic",

@@ -57,15 +57,13 @@ func (s *Server) initRouting(cfg Config) {
 }
 
 // commandKeys returns the keys a request names, from its arguments, before
-// any planning: XREAD/XREADGROUP's keys follow STREAMS (the first half of
-// what follows it); every other command uses its table row's legacy key
-// positions (FirstKey, LastKey, Step; LastKey < 0 counts from the end).
-// Malformed arguments give the keys found so far (the planner, run where
-// the first key is, answers the error).
+// any planning: the row's KeysFrom for movable keys (XREAD/XREADGROUP's
+// follow STREAMS), else its legacy key positions (FirstKey, LastKey, Step;
+// LastKey < 0 counts from the end). Malformed arguments give the keys found
+// so far (the planner, run where the first key is, answers the error).
 func commandKeys(cmd *Command, args [][]byte) [][]byte {
-	switch cmd.Name {
-	case "xread", "xreadgroup":
-		return xreadKeys(args)
+	if cmd.KeysFrom != nil {
+		return cmd.KeysFrom(args)
 	}
 	if cmd.FirstKey <= 0 || cmd.FirstKey >= len(args) {
 		return nil
