@@ -24,6 +24,7 @@ func keyspaceCommands() []*Command {
 		return &Command{Name: name, Arity: arity, Flags: flags, FirstKey: first, LastKey: last, Step: step,
 			ACL: acl, Summary: summary, Since: since, Group: group, Planner: p}
 	}
+	fanout := func(c *Command) *Command { c.Fanout = true; return c }
 	rf := []string{"readonly", "fast"}
 	wf := []string{"write", "fast"}
 	aclRF := []string{"@keyspace", "@read", "@fast"}
@@ -36,20 +37,20 @@ func keyspaceCommands() []*Command {
 			"4.0.0", cmdDEL),
 		row("exists", -2, rf, aclRF, 1, -1, "generic", "Determine if a key exists", "1.0.0", cmdEXISTS),
 		row("type", 2, rf, aclRF, 1, 1, "generic", "Determine the type stored at key", "1.0.0", cmdTYPE),
-		row("keys", 2, []string{"readonly"}, []string{"@keyspace", "@read", "@slow", "@dangerous"}, 0, 0, "generic",
-			"Find all keys matching the given pattern", "1.0.0", cmdKEYS),
-		row("scan", -2, []string{"readonly"}, []string{"@keyspace", "@read", "@slow"}, 0, 0, "generic",
-			"Incrementally iterate the keys space", "2.8.0", cmdSCAN),
+		fanout(row("keys", 2, []string{"readonly"}, []string{"@keyspace", "@read", "@slow", "@dangerous"}, 0, 0, "generic",
+			"Find all keys matching the given pattern", "1.0.0", cmdKEYS)),
+		fanout(row("scan", -2, []string{"readonly"}, []string{"@keyspace", "@read", "@slow"}, 0, 0, "generic",
+			"Incrementally iterate the keys space", "2.8.0", cmdSCAN)),
 		row("rename", 3, []string{"write"}, []string{"@keyspace", "@write", "@slow"}, 1, 2, "generic",
 			"Rename a key", "1.0.0", cmdRENAME),
 		row("renamenx", 3, wf, aclWF, 1, 2, "generic",
 			"Rename a key, only if the new key does not exist", "1.0.0", cmdRENAMENX),
-		row("dbsize", 1, rf, aclRF, 0, 0, "server",
-			"Return the number of keys in the selected database", "1.0.0", cmdDBSIZE),
-		row("flushdb", -1, []string{"write"}, []string{"@keyspace", "@write", "@slow", "@dangerous"}, 0, 0, "server",
-			"Remove all keys from the current database", "1.0.0", cmdFLUSHDB),
-		row("flushall", -1, []string{"write"}, []string{"@keyspace", "@write", "@slow", "@dangerous"}, 0, 0, "server",
-			"Remove all keys from all databases", "1.0.0", cmdFLUSHALL),
+		fanout(row("dbsize", 1, rf, aclRF, 0, 0, "server",
+			"Return the number of keys in the selected database", "1.0.0", cmdDBSIZE)),
+		fanout(row("flushdb", -1, []string{"write"}, []string{"@keyspace", "@write", "@slow", "@dangerous"}, 0, 0, "server",
+			"Remove all keys from the current database", "1.0.0", cmdFLUSHDB)),
+		fanout(row("flushall", -1, []string{"write"}, []string{"@keyspace", "@write", "@slow", "@dangerous"}, 0, 0, "server",
+			"Remove all keys from all databases", "1.0.0", cmdFLUSHALL)),
 		row("expire", -3, wf, aclWF, 1, 1, "generic", "Set a key's time to live in seconds", "1.0.0", cmdEXPIRE),
 		row("pexpire", -3, wf, aclWF, 1, 1, "generic", "Set a key's time to live in milliseconds", "2.6.0", cmdPEXPIRE),
 		row("expireat", -3, wf, aclWF, 1, 1, "generic",

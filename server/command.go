@@ -22,6 +22,10 @@ type Command struct {
 	// ("movablekeys": XREAD/XREADGROUP's follow STREAMS); routing uses it
 	// instead of the legacy positions (commandKeys).
 	KeysFrom func(args [][]byte) [][]byte
+	// Fanout marks a keyless command that spans the whole keyspace (DBSIZE,
+	// KEYS, SCAN, FLUSHDB, FLUSHALL): over several shards it runs on each
+	// and the answers are combined (fanout.go).
+	Fanout bool
 	// ACL lists the ACL categories ("@stream", "@write", "@slow", ...).
 	ACL []string
 	// Summary, Since and Group feed COMMAND DOCS ("stream", "generic",

@@ -76,7 +76,7 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 			if r != nil {
 				// Forwarded, it shows in the SLOWLOG and MONITOR of
 				// the node where it ran; fanned out, it ran here.
-				end = s.finish(c, cmd, args, start, r, isFanout(cmd))
+				end = s.finish(c, cmd, args, start, r, cmd.Fanout)
 			}
 			return
 		}

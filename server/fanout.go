@@ -21,15 +21,6 @@ import (
 // shard; only internal connections (other nodes) may send it.
 const onShardCommand = "STREAMD.ONSHARD"
 
-// isFanout reports whether a keyless command spans every shard.
-func isFanout(cmd *Command) bool {
-	switch cmd.Name {
-	case "dbsize", "keys", "scan", "flushdb", "flushall":
-		return true
-	}
-	return false
-}
-
 // fanout runs a keyless command on every shard and combines the answers.
 func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
 	p, r := cmd.Planner(c, args)

@@ -320,7 +320,7 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		return nil, false
 	}
 	if len(keys) == 0 {
-		if isFanout(cmd) && c.onShard < 0 && (s.node.NumShards() > 1 || s.node.Clustered()) {
+		if cmd.Fanout && c.onShard < 0 && (s.node.NumShards() > 1 || s.node.Clustered()) {
 			pl.drain()
 			return s.fanout(c, cmd, args), true
 		}

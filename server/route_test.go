@@ -87,12 +87,22 @@ func TestCommandKeys(t *testing.T) {
 		cmd, _ := s.lookup(args)
 		covered[cmd.Name] = true
 	}
+	var fanout []string
 	for _, c := range s.cmds.sorted {
 		for _, x := range append([]*Command{c}, c.Subcommands...) {
 			if (x.FirstKey > 0 || hasFlag(x, "movablekeys")) && !covered[x.Name] {
 				t.Errorf("keyed command %s has no key extraction case", x.Name)
 			}
+			if hasFlag(x, "movablekeys") != (x.KeysFrom != nil) {
+				t.Errorf("%s: movablekeys %v but KeysFrom set %v", x.Name, hasFlag(x, "movablekeys"), x.KeysFrom != nil)
+			}
+			if x.Fanout {
+				fanout = append(fanout, x.Name)
+			}
 		}
+	}
+	if got := strings.Join(fanout, " "); got != "dbsize flushall flushdb keys scan" {
+		t.Errorf("fan-out rows: %s", got)
 	}
 }
 
