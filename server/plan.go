@@ -1,44 +1,8 @@
 package server
 
 import (
-	"sync"
-
-	"streamd/internal/keywait"
 	"streamd/replication/wire"
 )
-
-// keyspaceHub is the server-wide state of the keyspace side of the server:
-// blocked readers (keywait), WATCHed keys and the tracking table.
-type keyspaceHub struct {
-	waits *keywait.Registry
-
-	// writeMu orders writes against EXEC with WATCH. Every write holds it
-	// shared from Propose until its keys are touched; an EXEC whose client
-	// watches keys holds it exclusively from its dirty check through its
-	// Propose. So a write applied before the EXEC has always marked the
-	// watchers dirty by the time EXEC checks, as in single-threaded Redis.
-	writeMu sync.RWMutex
-
-	watchMu  sync.Mutex
-	watchers map[keywait.Key]map[*txState]struct{}
-
-	track *trackingTable
-}
-
-func newKeyspaceHub() *keyspaceHub {
-	return &keyspaceHub{
-		waits:    keywait.New(),
-		watchers: make(map[keywait.Key]map[*txState]struct{}),
-		track:    newTrackingTable(),
-	}
-}
-
-// hub returns the server's keyspace hub (created in New).
-func (s *Server) hub() *keyspaceHub { return s.keyspace }
-
-// closeHub stops the hub's unblocker once the server is closing; a blocked
-// client still subscribed ends on its deadline or connection close.
-func (s *Server) closeHub() { s.keyspace.waits.Close() }
 
 // runPlanner runs a keyspace command: the Planner parses its arguments into
 // a Plan (or answers an argument error), the plan's Op goes to the Shard
