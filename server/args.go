@@ -172,12 +172,6 @@ func subcommandSyntaxError(container string, sub []byte) ErrorReply {
 		cString(sub, 128) + "'. Try " + container + " HELP.")
 }
 
-// errorFormat turns an engine answer's error into its reply: the engine's
-// errors already carry Redis's text with its code.
-func errorFormat(err error) Reply {
-	return ErrorReply(err.Error())
-}
-
 // keyBase is the wire Base of a command naming key in the client's database.
 func keyBase(c *Client, key []byte) wire.Base {
 	return wire.Base{DB: c.DB(), Key: string(key)}

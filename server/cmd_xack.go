@@ -6,26 +6,6 @@ import (
 	"streamd/streams"
 )
 
-func xackCommands() []*Command {
-	rwFast := []string{"write", "fast"}
-	acl := []string{"@write", "@stream", "@fast"}
-	return []*Command{
-		keyCommand("xack", -4, rwFast, acl,
-			"Marks a pending message as correctly processed, effectively removing it from the pending "+
-				"entries list of the consumer group. Return value of the command is the number of messages "+
-				"successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.",
-			"5.0.0", cmdXACK),
-		keyCommand("xclaim", -6, rwFast, acl,
-			"Changes (or acquires) ownership of a message in a consumer group, as if the message was "+
-				"delivered to the specified consumer.",
-			"5.0.0", cmdXCLAIM),
-		keyCommand("xautoclaim", -6, rwFast, acl,
-			"Changes (or acquires) ownership of messages in a consumer group, as if the messages were "+
-				"delivered to the specified consumer.",
-			"6.2.0", cmdXAUTOCLAIM),
-	}
-}
-
 // errNoKeyOrGroup is the NOGROUP text of XCLAIM, XAUTOCLAIM and XPENDING.
 func errNoKeyOrGroup(key, group []byte) ErrorReply {
 	return ErrorReply("NOGROUP No such key '" + string(key) + "' or consumer group '" + string(group) + "'")

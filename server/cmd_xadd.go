@@ -5,44 +5,6 @@ import (
 	"streamd/streams"
 )
 
-// streamCommands is the stream family's part of the command table: every X*
-// command, XREAD and XREADGROUP included (their rows come from cmd_xread).
-// Flags, key positions, ACL categories and docs are Redis 7's COMMAND INFO
-// and COMMAND DOCS.
-func streamCommands() []*Command {
-	var cmds []*Command
-	cmds = append(cmds, xaddCommands()...)
-	cmds = append(cmds, xrangeCommands()...)
-	cmds = append(cmds, xgroupCommand())
-	cmds = append(cmds, xackCommands()...)
-	cmds = append(cmds, xpendingCommand())
-	cmds = append(cmds, xinfoCommand())
-	cmds = append(cmds, xreadCommands()...)
-	return cmds
-}
-
-// keyCommand is a row for a command whose only key is its first argument.
-func keyCommand(name string, arity int, flags, acl []string, summary, since string,
-	planner func(*Client, [][]byte) (*Plan, Reply)) *Command {
-	return &Command{
-		Name: name, Arity: arity, Flags: flags,
-		FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: acl, Summary: summary, Since: since, Group: "stream",
-		Planner: planner,
-	}
-}
-
-func xaddCommands() []*Command {
-	return []*Command{
-		keyCommand("xadd", -5, []string{"write", "denyoom", "fast"},
-			[]string{"@write", "@stream", "@fast"},
-			"Appends a new entry to a stream", "5.0.0", cmdXADD),
-		keyCommand("xtrim", -4, []string{"write"},
-			[]string{"@write", "@stream", "@slow"},
-			"Trims the stream to (approximately if '~' is passed) a certain size", "5.0.0", cmdXTRIM),
-	}
-}
-
 // Errors of the trim clause, in streamParseAddOrTrimArgsOrReply's words.
 const (
 	errTrimBoth       = ErrorReply("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
@@ -212,21 +174,4 @@ func cmdXTRIM(c *Client, args [][]byte) (*Plan, Reply) {
 		return nil, r
 	}
 	return &Plan{Op: wire.XTrim{Base: keyBase(c, args[1]), Trim: a.trim}, Format: formatInt}, nil
-}
-
-// formatInt replies an int64 result as an integer.
-func formatInt(res any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	n, _ := res.(int64)
-	return Int(n)
-}
-
-// formatOK replies +OK for a command whose result is nil.
-func formatOK(_ any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	return OK
 }

@@ -47,27 +47,6 @@ var xgroupHelp = []string{
 	"    Set the current group ID and entries_read counter.",
 }
 
-func xgroupCommand() *Command {
-	w := []string{"write"}
-	wd := []string{"write", "denyoom"}
-	acl := []string{"@write", "@stream", "@slow"}
-	return &Command{
-		Name: "xgroup", Arity: -2, ACL: []string{"@slow"},
-		Summary: "A container for consumer groups commands", Since: "5.0.0", Group: "stream",
-		Subcommands: []*Command{
-			groupCommand("xgroup|create", -5, wd, acl, "Create a consumer group.", "5.0.0", cmdXGROUPCREATE),
-			groupCommand("xgroup|createconsumer", 5, wd, acl,
-				"Create a consumer in a consumer group.", "6.2.0", cmdXGROUPCREATECONSUMER),
-			groupCommand("xgroup|delconsumer", 5, w, acl,
-				"Delete a consumer from a consumer group.", "5.0.0", cmdXGROUPDELCONSUMER),
-			groupCommand("xgroup|destroy", 4, w, acl, "Destroy a consumer group.", "5.0.0", cmdXGROUPDESTROY),
-			groupCommand("xgroup|setid", -5, w, acl,
-				"Set a consumer group to an arbitrary last delivered ID value.", "5.0.0", cmdXGROUPSETID),
-			helpCommand("xgroup|help", "XGROUP", xgroupHelp),
-		},
-	}
-}
-
 // Errors xgroupCommand answers from the keyspace before the subcommand runs.
 // The engine answers them for a well-formed operation; planners use them
 // when an argument error must wait for the state check (see keyFirst).

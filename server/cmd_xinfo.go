@@ -16,24 +16,6 @@ var xinfoHelp = []string{
 	"    Show information about the stream.",
 }
 
-func xinfoCommand() *Command {
-	ro := []string{"readonly"}
-	acl := []string{"@read", "@stream", "@slow"}
-	return &Command{
-		Name: "xinfo", Arity: -2, ACL: []string{"@slow"},
-		Summary: "A container for stream introspection commands", Since: "5.0.0", Group: "stream",
-		Subcommands: []*Command{
-			groupCommand("xinfo|consumers", 4, ro, acl,
-				"List the consumers in a consumer group", "5.0.0", cmdXINFOCONSUMERS),
-			groupCommand("xinfo|groups", 3, ro, acl,
-				"List the consumer groups of a stream", "5.0.0", cmdXINFOGROUPS),
-			groupCommand("xinfo|stream", -3, ro, acl,
-				"Get information about a stream", "5.0.0", cmdXINFOSTREAM),
-			helpCommand("xinfo|help", "XINFO", xinfoHelp),
-		},
-	}
-}
-
 // cmdXINFOSTREAM plans XINFO STREAM key [FULL [COUNT n]]. Redis looks the
 // key up ("ERR no such key") before it parses FULL/COUNT; a negative COUNT
 // is the default 10 and COUNT 0 means every entry.

@@ -8,14 +8,6 @@ import (
 	"streamd/replication/wire"
 )
 
-func xpendingCommand() *Command {
-	return keyCommand("xpending", -3, []string{"readonly"},
-		[]string{"@read", "@stream", "@slow"},
-		"Return information and entries from a stream consumer group pending entries list, "+
-			"that are messages fetched but never acknowledged.",
-		"5.0.0", cmdXPENDING)
-}
-
 // cmdXPENDING plans XPENDING key group (the summary) or XPENDING key group
 // [IDLE min-idle-time] start end count [consumer]. As xpendingCommand: 3
 // arguments or 6 to 9; the extended form's arguments are parsed before the

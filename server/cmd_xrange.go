@@ -5,31 +5,6 @@ import (
 	"streamd/streams"
 )
 
-func xrangeCommands() []*Command {
-	return []*Command{
-		keyCommand("xrange", -4, []string{"readonly"},
-			[]string{"@read", "@stream", "@slow"},
-			"Return a range of elements in a stream, with IDs matching the specified IDs interval",
-			"5.0.0", cmdXRANGE),
-		keyCommand("xrevrange", -4, []string{"readonly"},
-			[]string{"@read", "@stream", "@slow"},
-			"Return a range of elements in a stream, with IDs matching the specified IDs interval, "+
-				"in reverse order (from greater to smaller IDs) compared to XRANGE",
-			"5.0.0", cmdXREVRANGE),
-		keyCommand("xlen", 2, []string{"readonly", "fast"},
-			[]string{"@read", "@stream", "@fast"},
-			"Return the number of entries in a stream", "5.0.0", cmdXLEN),
-		keyCommand("xdel", -3, []string{"write", "fast"},
-			[]string{"@write", "@stream", "@fast"},
-			"Removes the specified entries from the stream. Returns the number of items actually deleted, "+
-				"that may be different from the number of IDs passed in case certain IDs do not exist.",
-			"5.0.0", cmdXDEL),
-		keyCommand("xsetid", -3, []string{"write", "denyoom", "fast"},
-			[]string{"@write", "@stream", "@fast"},
-			"An internal command for replicating stream values", "5.0.0", cmdXSETID),
-	}
-}
-
 // cmdXRANGE plans XRANGE key start end [COUNT n].
 func cmdXRANGE(c *Client, args [][]byte) (*Plan, Reply) {
 	return xrangeGeneric(c, args, false)

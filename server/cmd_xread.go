@@ -9,26 +9,6 @@ import (
 	"streamd/streams"
 )
 
-// xreadCommands are XREAD and XREADGROUP (streamCommands includes them).
-func xreadCommands() []*Command {
-	return []*Command{
-		{
-			Name: "xread", Arity: -4, Flags: []string{"readonly", "blocking", "movablekeys"},
-			ACL: []string{"@read", "@stream", "@slow", "@blocking"},
-			Summary: "Return never seen elements in multiple streams, with IDs greater than the ones " +
-				"reported by the caller for each stream. Can block.",
-			Since: "5.0.0", Group: "stream", Planner: cmdXREAD, KeysFrom: xreadKeys,
-		},
-		{
-			Name: "xreadgroup", Arity: -7, Flags: []string{"write", "blocking", "movablekeys"},
-			ACL: []string{"@write", "@stream", "@slow", "@blocking"},
-			Summary: "Return new entries from a stream using a consumer group, or access the history of " +
-				"the pending entries for a given consumer. Can block.",
-			Since: "5.0.0", Group: "stream", Planner: cmdXREADGROUP, KeysFrom: xreadKeys,
-		},
-	}
-}
-
 // Errors of xreadCommand (Redis 7.0 texts; 7.0 names XREAD in the
 // unbalanced-list error for both commands).
 const (

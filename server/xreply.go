@@ -5,7 +5,8 @@ import (
 	"streamd/streams"
 )
 
-// Reply shapes shared by the stream commands (and by XREAD/XREADGROUP).
+// Reply shapes and answer formatters shared by the keyspace commands (the
+// stream commands, XREAD/XREADGROUP, the generic key commands).
 // Redis sends entries as arrays in both protocols (streamReplyWithRange
 // never uses RESP3 maps): [id, [field, value, ...]].
 
@@ -180,4 +181,27 @@ func consumersInfoReply(cs []state.ConsumerInfo) Reply {
 		}
 	}
 	return out
+}
+
+// formatInt replies an int64 result as an integer.
+func formatInt(res any, err error) Reply {
+	if err != nil {
+		return errorFormat(err)
+	}
+	n, _ := res.(int64)
+	return Int(n)
+}
+
+// formatOK replies +OK for a command whose result is nil.
+func formatOK(_ any, err error) Reply {
+	if err != nil {
+		return errorFormat(err)
+	}
+	return OK
+}
+
+// errorFormat turns an engine answer's error into its reply: the engine's
+// errors already carry Redis's text with its code.
+func errorFormat(err error) Reply {
+	return ErrorReply(err.Error())
 }
