@@ -9,16 +9,6 @@ import (
 // Argument parsing shared by the stream commands. Every helper answers with
 // Redis's exact error reply so a planner can return it as is.
 
-// Redis's shared error replies used by the stream commands.
-const (
-	errNotInteger = ErrorReply("ERR value is not an integer or out of range")
-	errSyntax     = ErrorReply("ERR syntax error")
-	errInvalidID  = ErrorReply("ERR Invalid stream ID specified as stream command argument")
-	errStartID    = ErrorReply("ERR invalid start ID for the interval")
-	errEndID      = ErrorReply("ERR invalid end ID for the interval")
-	errNoSuchKey  = ErrorReply("ERR no such key")
-)
-
 // maxLongStr mirrors Redis's LONG_STR_SIZE (21): string2ll refuses inputs of
 // that length or more before looking at them.
 const maxLongStr = 21

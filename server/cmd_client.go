@@ -128,7 +128,7 @@ func cmdCLIENTLIST(c *Client, args [][]byte) Reply {
 				ids[id] = true
 			}
 		default:
-			return ErrorReply("ERR syntax error")
+			return errSyntax
 		}
 	}
 	var b strings.Builder
@@ -260,7 +260,7 @@ func cmdCLIENTKILL(c *Client, args [][]byte) Reply {
 	)
 	for i := 2; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			return ErrorReply("ERR syntax error")
+			return errSyntax
 		}
 		val := string(args[i+1])
 		switch strings.ToLower(string(args[i])) {
@@ -293,16 +293,16 @@ func cmdCLIENTKILL(c *Client, args [][]byte) Reply {
 			case "no":
 				skipMe = false
 			default:
-				return ErrorReply("ERR syntax error")
+				return errSyntax
 			}
 		case "maxage":
 			n, err := strconv.ParseInt(val, 10, 64)
 			if err != nil {
-				return ErrorReply("ERR value is not an integer or out of range")
+				return errNotInteger
 			}
 			maxAge = n
 		default:
-			return ErrorReply("ERR syntax error")
+			return errSyntax
 		}
 	}
 	killed := 0
@@ -338,7 +338,7 @@ func (s *Server) kill(caller, o *Client) {
 func cmdCLIENTUNBLOCK(c *Client, args [][]byte) Reply {
 	id, err := strconv.ParseInt(string(args[2]), 10, 64)
 	if err != nil {
-		return ErrorReply("ERR value is not an integer or out of range")
+		return errNotInteger
 	}
 	how := BlockUnblockedTimeout
 	if len(args) == 4 {
@@ -350,7 +350,7 @@ func cmdCLIENTUNBLOCK(c *Client, args [][]byte) Reply {
 			return ErrorReply("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 		}
 	} else if len(args) > 4 {
-		return ErrorReply("ERR syntax error")
+		return errSyntax
 	}
 	o := c.srv.clientByID(id)
 	if o == nil || !o.unblock(how) {
@@ -375,7 +375,7 @@ func onOff(arg []byte) (bool, bool) {
 func cmdCLIENTNOEVICT(c *Client, args [][]byte) Reply {
 	on, ok := onOff(args[2])
 	if !ok {
-		return ErrorReply("ERR syntax error")
+		return errSyntax
 	}
 	c.mu.Lock()
 	c.noEvict = on
@@ -388,7 +388,7 @@ func cmdCLIENTNOEVICT(c *Client, args [][]byte) Reply {
 func cmdCLIENTNOTOUCH(c *Client, args [][]byte) Reply {
 	on, ok := onOff(args[2])
 	if !ok {
-		return ErrorReply("ERR syntax error")
+		return errSyntax
 	}
 	c.mu.Lock()
 	c.noTouch = on

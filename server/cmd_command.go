@@ -149,10 +149,10 @@ func (s *Server) cmdCOMMANDLIST(c *Client, args [][]byte) Reply {
 		case "pattern":
 			match = func(cmd *Command) bool { return glob.MatchFold(val, cmd.Name) }
 		default:
-			return ErrorReply("ERR syntax error")
+			return errSyntax
 		}
 	default:
-		return ErrorReply("ERR syntax error")
+		return errSyntax
 	}
 	var out Array
 	for _, cmd := range s.cmds.sorted {

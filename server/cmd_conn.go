@@ -123,7 +123,7 @@ func (s *Server) authenticate(c *Client, user, pass string) Reply {
 // cmdAUTH is AUTH [username] password.
 func cmdAUTH(c *Client, args [][]byte) Reply {
 	if len(args) > 3 {
-		return ErrorReply("ERR syntax error")
+		return errSyntax
 	}
 	user, pass := "default", string(args[1])
 	if len(args) == 2 {
@@ -147,7 +147,7 @@ const numDatabases = 16
 func cmdSELECT(c *Client, args [][]byte) Reply {
 	n, err := strconv.ParseInt(string(args[1]), 10, 64)
 	if err != nil || n < -1<<31 || n > 1<<31-1 {
-		return ErrorReply("ERR value is not an integer or out of range")
+		return errNotInteger
 	}
 	if n < 0 || n >= numDatabases {
 		return ErrorReply("ERR DB index is out of range")

@@ -122,7 +122,7 @@ func (s *Server) cmdBGSAVE(c *Client, args [][]byte) Reply {
 	schedule := false
 	if len(args) > 1 {
 		if len(args) > 2 || !strings.EqualFold(string(args[1]), "schedule") {
-			return ErrorReply("ERR syntax error")
+			return errSyntax
 		}
 		schedule = true
 	}
@@ -230,11 +230,11 @@ func (s *Server) cmdSHUTDOWN(c *Client, args [][]byte) Reply {
 		case "abort":
 			abort = true
 		default:
-			return ErrorReply("ERR syntax error")
+			return errSyntax
 		}
 	}
 	if (abort && flags) || (nosave && save) {
-		return ErrorReply("ERR syntax error")
+		return errSyntax
 	}
 	if abort {
 		return ErrorReply("ERR No shutdown in progress.")

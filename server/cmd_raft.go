@@ -153,7 +153,7 @@ func (s *Server) cmdRAFTTRANSFER(c *Client, args [][]byte) Reply {
 	}
 	i, err := strconv.Atoi(string(args[2]))
 	if err != nil {
-		return ErrorReply("ERR value is not an integer or out of range")
+		return errNotInteger
 	}
 	if i < 0 || i >= s.node.NumShards() {
 		return ErrorReply("ERR shard " + strconv.Itoa(i) + " does not exist (shards 0-" + strconv.Itoa(s.node.NumShards()-1) + ")")

@@ -37,14 +37,14 @@ func (s *Server) serverCommands() []*Command {
 func (s *Server) cmdWAIT(c *Client, args [][]byte) Reply {
 	n, err := strconv.ParseInt(string(args[1]), 10, 64)
 	if err != nil {
-		return ErrorReply("ERR value is not an integer or out of range")
+		return errNotInteger
 	}
 	ms, err := strconv.ParseInt(string(args[2]), 10, 64)
 	if err != nil {
-		return ErrorReply("ERR timeout is not an integer or out of range")
+		return errTimeoutNotInt
 	}
 	if ms < 0 {
-		return ErrorReply("ERR timeout is negative")
+		return errTimeoutNegative
 	}
 	if !c.inMulti() {
 		if r, ok := s.forwardWAIT(c, args); ok {

@@ -19,10 +19,7 @@ const (
 	errXReadGroupDolar = ErrorReply("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read " +
 		"the history of this consumer by specifying a proper ID, or use the > ID to get new messages. " +
 		"The $ ID would just return an empty result set.")
-	errXReadGT         = ErrorReply("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
-	errTimeoutNotInt   = ErrorReply("ERR timeout is not an integer or out of range")
-	errTimeoutNegative = ErrorReply("ERR timeout is negative")
-	errTimeoutRange    = ErrorReply("ERR timeout is out of range")
+	errXReadGT = ErrorReply("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
 )
 
 // xreadArgs is the parsed form of XREAD/XREADGROUP.
