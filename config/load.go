@@ -73,6 +73,7 @@ type directiveFlag struct {
 	yesNo bool
 }
 
+// String returns the value given (flag.Value).
 func (f directiveFlag) String() string {
 	if f.v == nil {
 		return ""
@@ -80,6 +81,7 @@ func (f directiveFlag) String() string {
 	return *f.v
 }
 
+// Set keeps s, as yes or no for a yes/no directive (flag.Value).
 func (f directiveFlag) Set(s string) error {
 	if f.yesNo {
 		switch strings.ToLower(s) {
@@ -95,6 +97,7 @@ func (f directiveFlag) Set(s string) error {
 	return nil
 }
 
+// IsBoolFlag lets a yes/no directive's flag stand alone.
 func (f directiveFlag) IsBoolFlag() bool { return f.yesNo }
 
 // joinYesNo rewrites "--flag yes" / "--flag no" for the yes/no flags into
