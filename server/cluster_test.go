@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 	"streamd/replication"
 )
@@ -54,7 +55,7 @@ func startCluster(t *testing.T, n, shards int, clusterMode bool) []*cnode {
 		if err != nil {
 			t.Fatalf("open %s: %v", id, err)
 		}
-		cfg := DefaultConfig()
+		cfg := config.Default()
 		cfg.ClusterEnabled = clusterMode
 		srv := NewNode(cfg, node, pquietLog())
 		done := make(chan error, 1)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 	"streamd/replication"
 )
@@ -71,7 +72,7 @@ func TestClusterCommandsSingleNode(t *testing.T) {
 // embedded single node: one slot range led by itself, Redis's shapes (as a
 // real one-node Redis Cluster answers them).
 func TestClusterCommandsClusterModeSingleNode(t *testing.T) {
-	_, addr := startTestServer(t, func(c *Config) { c.ClusterEnabled = true })
+	_, addr := startTestServer(t, func(c *config.Config) { c.ClusterEnabled = true })
 	host, port, _ := net.SplitHostPort(addr)
 	c := dial(t, addr)
 	runSteps(t, c, []step{
@@ -165,7 +166,7 @@ type admNode struct {
 // startAdmCluster starts n in-process nodes on loopback with shards
 // shards (n1 bootstraps, the others are added through n1), each with a
 // server; cfg adjusts every server's configuration.
-func startAdmCluster(t *testing.T, n, shards int, mod func(*Config)) []*admNode {
+func startAdmCluster(t *testing.T, n, shards int, mod func(*config.Config)) []*admNode {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	var nodes []*admNode
@@ -188,7 +189,7 @@ func startAdmCluster(t *testing.T, n, shards int, mod func(*Config)) []*admNode 
 			cln.Close()
 			t.Fatal(err)
 		}
-		cfg := DefaultConfig()
+		cfg := config.Default()
 		cfg.Dir = t.TempDir()
 		cfg.NodeID = id
 		cfg.RaftAddr = node.RaftAddr()
@@ -255,7 +256,7 @@ func leaderIndex(t *testing.T, nodes []*admNode, i int) int {
 // moves a leader, INFO replication reports master/slave, WAIT counts the
 // replicas holding the client's last write, RAFT REMOVE shrinks every shard.
 func TestClusterAdminInProcess(t *testing.T) {
-	nodes := startAdmCluster(t, 3, 2, func(c *Config) { c.ClusterEnabled = true })
+	nodes := startAdmCluster(t, 3, 2, func(c *config.Config) { c.ClusterEnabled = true })
 	l0 := leaderIndex(t, nodes, 0)
 	c0 := dial(t, nodes[l0].addr)
 

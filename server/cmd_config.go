@@ -1,7 +1,13 @@
 package server
 
 import (
+	"errors"
+	"strings"
+	"syscall"
+
+	"streamd/config"
 	"streamd/internal/glob"
+	"streamd/replication"
 )
 
 // configCommand is CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
@@ -30,10 +36,10 @@ func (s *Server) cmdCONFIGGET(c *Client, args [][]byte) Reply {
 	cfg := s.config()
 	s.engineConfig(&cfg)
 	out := Map{}
-	for _, p := range configParams {
+	for _, p := range config.Directives() {
 		for _, pat := range args[2:] {
-			if glob.MatchFold(string(pat), p.name) {
-				out = append(out, KV{BulkString(p.name), BulkString(p.get(&cfg))})
+			if glob.MatchFold(string(pat), p.Name()) {
+				out = append(out, KV{BulkString(p.Name()), BulkString(p.Get(&cfg))})
 				break
 			}
 		}
@@ -55,32 +61,32 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 		defer s.configSetMu.Unlock()
 	}
 	type change struct {
-		p     *configParam
+		p     *config.Directive
 		value string
 	}
 	var changes []change
 	seen := map[string]bool{}
 	for i := 2; i < len(args); i += 2 {
-		p := lookupConfigParam(string(args[i]))
+		p := config.Lookup(string(args[i]))
 		if p == nil {
 			return ErrorReply("ERR Unknown option or number of arguments for CONFIG SET - '" + string(args[i]) + "'")
 		}
-		if p.immutable {
-			return configSetError(p.name, "can't set immutable config")
+		if p.Immutable() {
+			return configSetError(p.Name(), "can't set immutable config")
 		}
-		if seen[p.name] {
-			return configSetError(p.name, "duplicate parameter")
+		if seen[p.Name()] {
+			return configSetError(p.Name(), "duplicate parameter")
 		}
-		seen[p.name] = true
+		seen[p.Name()] = true
 		changes = append(changes, change{p, string(args[i+1])})
 	}
 	// Validate everything on a copy before applying anything.
 	s.cfgMu.Lock()
 	next := s.cfg
 	for _, ch := range changes {
-		if err := ch.p.set(&next, ch.value); err != nil {
+		if err := ch.p.Set(&next, ch.value); err != nil {
 			s.cfgMu.Unlock()
-			return configSetError(ch.p.name, err.Error())
+			return configSetError(ch.p.Name(), err.Error())
 		}
 	}
 	s.cfgMu.Unlock()
@@ -88,20 +94,21 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	// may be forwarded to another node, which may at that moment be
 	// forwarding its own CONFIG SET here.
 	for _, ch := range changes {
-		if !ch.p.engine {
+		if !ch.p.Replicated() {
 			continue
 		}
-		if err := s.proposeConfig(c, ch.p.name, ch.p.get(&next)); err != nil {
-			return configSetError(ch.p.name, err.Error())
+		if err := s.proposeConfig(c, ch.p.Name(), ch.p.Get(&next)); err != nil {
+			return configSetError(ch.p.Name(), err.Error())
 		}
 	}
 	for _, ch := range changes {
-		if ch.p.local == nil {
+		apply := applyConfig[ch.p.Name()]
+		if apply == nil {
 			continue
 		}
 		for i := range s.node.NumShards() {
-			if err := ch.p.local(s.node.Shard(i), &next); err != nil {
-				return configSetError(ch.p.name, err.Error())
+			if err := apply(s.node.Shard(i), &next); err != nil {
+				return configSetError(ch.p.Name(), err.Error())
 			}
 		}
 	}
@@ -109,11 +116,46 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	// have changed others meanwhile); they were validated above.
 	s.cfgMu.Lock()
 	for _, ch := range changes {
-		ch.p.set(&s.cfg, ch.value)
+		ch.p.Set(&s.cfg, ch.value)
 	}
 	s.cfgMu.Unlock()
 	s.reloadSlowlog()
 	return OK
+}
+
+// applyConfig holds, per directive, what a CONFIG SET of it does besides
+// storing the value (which the code reading s.config() sees at once): it
+// runs once the values are checked, for each of this node's shards, outside
+// the log (a durability policy such as appendfsync is each node's own
+// choice).
+var applyConfig = map[string]func(sh *replication.Shard, cfg *config.Config) error{
+	"loglevel": func(_ *replication.Shard, c *config.Config) error {
+		// Not a shard setting: this is when the live level of the
+		// process's logger may change.
+		if c.LogLevelVar != nil {
+			c.LogLevelVar.Set(config.SlogLevel(c.LogLevel))
+		}
+		return nil
+	},
+	"appendfsync": func(sh *replication.Shard, c *config.Config) error {
+		p, err := FsyncPolicy(c.AppendFsync)
+		if err != nil {
+			return err
+		}
+		return sh.SetFsync(p)
+	},
+}
+
+// FsyncPolicy returns the shards' fsync policy for an appendfsync value
+// (config keeps it as text; "" is always).
+func FsyncPolicy(appendfsync string) (replication.FsyncPolicy, error) {
+	switch strings.ToLower(appendfsync) {
+	case "always", "":
+		return replication.FsyncAlways, nil
+	case "everysec":
+		return replication.FsyncEverySec, nil
+	}
+	return 0, errors.New("argument(s) must be one of the following: always, everysec")
 }
 
 func configSetError(name, reason string) Reply {
@@ -125,6 +167,36 @@ func configSetError(name, reason string) Reply {
 func (s *Server) cmdCONFIGRESETSTAT(c *Client, args [][]byte) Reply {
 	s.stats.reset()
 	return OK
+}
+
+// cmdCONFIGREWRITE is CONFIG REWRITE: config.RewriteFile on the file the
+// server was started with, for the current values (the replicated settings
+// as the state holds them).
+func (s *Server) cmdCONFIGREWRITE(c *Client, args [][]byte) Reply {
+	cfg := s.config()
+	s.engineConfig(&cfg)
+	if cfg.ConfigFile == "" {
+		return ErrorReply("ERR The server is running without a config file")
+	}
+	if err := config.RewriteFile(cfg.ConfigFile, cfg); err != nil {
+		s.log.Warn("CONFIG REWRITE failed", "file", cfg.ConfigFile, "err", err)
+		return ErrorReply("ERR Rewriting config file: " + strerror(err))
+	}
+	s.log.Info("CONFIG REWRITE executed with success", "file", cfg.ConfigFile)
+	return OK
+}
+
+// strerror is err as C's strerror would say it when it is an errno
+// ("Permission denied"), else err's text.
+func strerror(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		msg := errno.Error()
+		if msg != "" {
+			return strings.ToUpper(msg[:1]) + msg[1:]
+		}
+	}
+	return err.Error()
 }
 
 // cmdCONFIGHELP lists the CONFIG subcommands streamd implements.

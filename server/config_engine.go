@@ -1,6 +1,7 @@
 package server
 
 import (
+	"streamd/config"
 	"streamd/replication/wire"
 )
 
@@ -15,7 +16,7 @@ import (
 
 // engineConfig overwrites cfg's replicated settings with the values shard
 // 0's state holds on this node.
-func (s *Server) engineConfig(cfg *Config) {
+func (s *Server) engineConfig(cfg *config.Config) {
 	sh := s.node.Shard(0)
 	if sh == nil { // a server built without a shard (unit tests)
 		return
@@ -33,19 +34,19 @@ func (s *Server) engineFromConfig(i int) {
 	if s.node.Shard(i) == nil {
 		return
 	}
-	cfg, def := s.config(), DefaultConfig()
+	cfg, def := s.config(), config.Default()
 	held := cfg
 	s.engineConfig(&held)
-	for _, p := range configParams {
-		if !p.engine {
+	for _, p := range config.Directives() {
+		if !p.Replicated() {
 			continue
 		}
-		want := p.get(&cfg)
-		if want == p.get(&def) || want == p.get(&held) {
+		want := p.Get(&cfg)
+		if want == p.Get(&def) || want == p.Get(&held) {
 			continue
 		}
-		if _, err := s.node.Shard(i).Propose(wire.ConfigSet{Name: p.name, Value: want}); err != nil {
-			s.log.Warn("could not apply a configured setting to the shard", "shard", i, "setting", p.name,
+		if _, err := s.node.Shard(i).Propose(wire.ConfigSet{Name: p.Name(), Value: want}); err != nil {
+			s.log.Warn("could not apply a configured setting to the shard", "shard", i, "setting", p.Name(),
 				"value", want, "err", err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"streamd/config"
 	"streamd/replication"
 )
 
@@ -15,7 +16,7 @@ import (
 // default.
 func TestEngineConfigFromStartup(t *testing.T) {
 	shard := replication.NewShard()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.StreamNodeMaxEntries = 10
 	srv := New(cfg, shard, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if got := shard.NodeMaxEntries(); got != 10 {
@@ -37,7 +38,7 @@ func TestEngineConfigFromStartup(t *testing.T) {
 
 	// A "restart" over the same state with the default configuration
 	// keeps the state's 7.
-	srv = New(DefaultConfig(), shard, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv = New(config.Default(), shard, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer srv.Close()
 	c.srv = srv
 	if v := get(); v != "7" || shard.NodeMaxEntries() != 7 {

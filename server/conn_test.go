@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 	"streamd/replication"
 )
@@ -16,9 +17,9 @@ import (
 // startTestServer runs an in-process server over an in-memory shard on
 // 127.0.0.1:0 and returns it and its address; server and shard are closed
 // when the test ends.
-func startTestServer(t testing.TB, mod func(*Config)) (*Server, string) {
+func startTestServer(t testing.TB, mod func(*config.Config)) (*Server, string) {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Dir = t.TempDir()
 	if mod != nil {
 		mod(&cfg)
@@ -138,7 +139,7 @@ func TestConnectionCommands(t *testing.T) {
 }
 
 func TestAuthRequired(t *testing.T) {
-	_, addr := startTestServer(t, func(c *Config) { c.RequirePass = "secret" })
+	_, addr := startTestServer(t, func(c *config.Config) { c.RequirePass = "secret" })
 	c := dial(t, addr)
 	runSteps(t, c, []step{
 		{[]string{"PING"}, "(error) NOAUTH Authentication required."},
@@ -194,7 +195,7 @@ func TestInlineAndProtocolErrors(t *testing.T) {
 }
 
 func TestMaxClients(t *testing.T) {
-	_, addr := startTestServer(t, func(c *Config) { c.MaxClients = 1 })
+	_, addr := startTestServer(t, func(c *config.Config) { c.MaxClients = 1 })
 	c := dial(t, addr)
 	runSteps(t, c, []step{{[]string{"PING"}, "+PONG"}})
 	c2 := dial(t, addr)

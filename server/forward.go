@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"streamd/config"
 	"streamd/replication"
 )
 
@@ -349,7 +350,7 @@ func (s *Server) forward(c *Client, addr string, args [][]byte, kind fwdKind) (R
 func (s *Server) forwardTimeout() time.Duration {
 	q := s.config().QuorumTimeout
 	if q <= 0 {
-		q = DefaultQuorumTimeout
+		q = config.DefaultQuorumTimeout
 	}
 	return 2*q + time.Second
 }

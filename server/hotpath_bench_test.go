@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"streamd/config"
 	"streamd/replication"
 )
 
@@ -32,7 +33,7 @@ func hotPathServer(b *testing.B) string {
 		sh.Close(false)
 		b.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	srv := New(cfg, sh, pquietLog())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

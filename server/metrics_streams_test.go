@@ -10,13 +10,14 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"streamd/config"
 	"streamd/replication"
 )
 
 // startDurableServer serves a durable shard (wal log, appendfsync always)
 // in a temp directory on 127.0.0.1 and returns the server and its address;
 // everything stops at cleanup.
-func startDurableServer(t *testing.T, mod func(*Config)) (*Server, string) {
+func startDurableServer(t *testing.T, mod func(*config.Config)) (*Server, string) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sh, err := replication.Open(replication.Options{Dir: t.TempDir(), Fsync: replication.FsyncAlways, Logger: log})
@@ -28,7 +29,7 @@ func startDurableServer(t *testing.T, mod func(*Config)) (*Server, string) {
 		sh.Close(false)
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -199,7 +200,7 @@ func TestMetricsStreamsAndGroups(t *testing.T) {
 // (ties by name), the rest counted as omitted, and CONFIG SET changes the
 // cap live.
 func TestMetricsMaxStreamsCap(t *testing.T) {
-	srv, addr := startTestServer(t, func(c *Config) { c.MetricsMaxStreams = 2 })
+	srv, addr := startTestServer(t, func(c *config.Config) { c.MetricsMaxStreams = 2 })
 	h := srv.MetricsHandler()
 	c := dial(t, addr)
 	for key, n := range map[string]int{"s1": 1, "s3": 3, "tieA": 2, "tieB": 2} {

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 )
 
@@ -192,7 +193,7 @@ func pollMetric(t *testing.T, h http.Handler, want float64, name string, labels 
 func TestMetricsNotReadyBeforeServe(t *testing.T) {
 	srv, _ := startTestServer(t, nil)
 	// A second server over the same shard that was never served.
-	idle := New(DefaultConfig(), srv.Shard(), nil)
+	idle := New(config.Default(), srv.Shard(), nil)
 	if code, body := get(t, idle.MetricsHandler(), "/readyz"); code != http.StatusServiceUnavailable || body != "not serving yet\n" {
 		t.Errorf("/readyz before Serve = %d %q", code, body)
 	}
@@ -222,7 +223,7 @@ func TestBoundErrorPrefixes(t *testing.T) {
 }
 
 func TestConfigGetMetricsAddr(t *testing.T) {
-	_, addr := startTestServer(t, func(c *Config) { c.MetricsAddr = "127.0.0.1:1234" })
+	_, addr := startTestServer(t, func(c *config.Config) { c.MetricsAddr = "127.0.0.1:1234" })
 	c := dial(t, addr)
 	r, err := c.Do("CONFIG", "GET", "metrics-addr")
 	if err != nil {

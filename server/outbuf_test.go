@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 )
 
@@ -124,7 +125,7 @@ func TestPushDoesNotWaitForWriter(t *testing.T) {
 // client's write invalidating the key just read) waits for that reply: were
 // it sent first, the client would cache the old value after dropping it.
 func TestPushHeldUntilTrackedReply(t *testing.T) {
-	srv := New(DefaultConfig(), nil, nil)
+	srv := New(config.Default(), nil, nil)
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 	"streamd/replication"
 )
@@ -47,7 +48,7 @@ func serveShard(t *testing.T, dir string, sh *replication.Shard, prepare func(*S
 		sh.Close(false)
 		t.Fatalf("listen: %v", err)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Dir = dir
 	srv := New(cfg, sh, pquietLog())
 	if prepare != nil {
@@ -364,7 +365,7 @@ func TestServeCloseRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		sh := replication.NewShard()
-		s := New(DefaultConfig(), sh, pquietLog())
+		s := New(config.Default(), sh, pquietLog())
 		done := make(chan error, 1)
 		go func() { done <- s.Serve(ln) }()
 		if err := s.Close(); err != nil {

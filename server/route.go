@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"streamd/config"
 	"streamd/replication"
 )
 
@@ -51,7 +52,7 @@ func (s *Server) routing() bool {
 }
 
 // initRouting decides whether requests are routed (NewNode calls it).
-func (s *Server) initRouting(cfg Config) {
+func (s *Server) initRouting(cfg config.Config) {
 	s.clusterMode = cfg.ClusterEnabled
 	s.routed = s.node.NumShards() > 1 || s.node.Clustered() || s.clusterMode
 }
@@ -188,10 +189,10 @@ func (s *Server) leaderWait() time.Duration {
 	cfg := s.config()
 	e, l := cfg.RaftElectionTimeout, cfg.RaftLeaseTimeout
 	if e <= 0 {
-		e = DefaultRaftElectionTimeout
+		e = config.DefaultRaftElectionTimeout
 	}
 	if l <= 0 {
-		l = DefaultRaftLeaseTimeout
+		l = config.DefaultRaftLeaseTimeout
 	}
 	return 2*e + l
 }

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"streamd/config"
 	"streamd/replication"
 )
 
 // TestCommandKeys checks the keys routing takes from every keyed command's
 // arguments (the legacy positions of its table row, STREAMS for XREAD).
 func TestCommandKeys(t *testing.T) {
-	s := New(DefaultConfig(), replication.NewShard(), pquietLog())
+	s := New(config.Default(), replication.NewShard(), pquietLog())
 	cases := []struct {
 		req  string
 		keys string
@@ -200,7 +201,7 @@ func multiShard(t *testing.T) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewNode(DefaultConfig(), node, pquietLog())
+	srv := NewNode(config.Default(), node, pquietLog())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	t.Cleanup(func() {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"streamd/config"
 	"streamd/replication"
 	"streamd/replication/wire"
 )
@@ -29,7 +30,7 @@ type Server struct {
 
 	// routed is set when requests must be routed to shards (several
 	// shards, other nodes, or cluster mode); clusterMode answers MOVED
-	// instead of forwarding (Config.ClusterEnabled).
+	// instead of forwarding (config.Config.ClusterEnabled).
 	routed, clusterMode bool
 	// lostMu guards lost: per shard, a channel closed when this node stops
 	// leading the shard (then replaced), which releases the clients
@@ -54,7 +55,7 @@ type Server struct {
 	keyspace *keyspaceHub
 
 	cfgMu sync.RWMutex
-	cfg   Config
+	cfg   config.Config
 
 	// done is closed by Close: background tasks (the expiry sweep, the ops
 	// sampler) and blocked clients stop on it.
@@ -87,13 +88,13 @@ type Server struct {
 
 // New returns a server for cfg that sends keyspace operations to shard and
 // logs to log (nil: slog.Default()).
-func New(cfg Config, shard *replication.Shard, log *slog.Logger) *Server {
+func New(cfg config.Config, shard *replication.Shard, log *slog.Logger) *Server {
 	return NewNode(cfg, replication.SingleNode(shard), log)
 }
 
 // NewNode returns a server for cfg that sends keyspace operations to the
 // node's shards and logs to log (nil: slog.Default()).
-func NewNode(cfg Config, node *replication.Node, log *slog.Logger) *Server {
+func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Server {
 	shard := node.Shard(0)
 	if log == nil {
 		log = slog.Default()
@@ -191,7 +192,7 @@ func (s *Server) Node() *replication.Node { return s.node }
 func (s *Server) Shard() *replication.Shard { return s.shard }
 
 // config returns a copy of the current configuration.
-func (s *Server) config() Config {
+func (s *Server) config() config.Config {
 	s.cfgMu.RLock()
 	defer s.cfgMu.RUnlock()
 	return s.cfg

@@ -13,102 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
-	"streamd/server"
 )
-
-// envMap is a lookupEnv over a fixed set of variables.
-func envMap(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) {
-		v, ok := m[k]
-		return v, ok
-	}
-}
-
-// TestConfigPrecedence: a flag wins over STREAMD_<NAME>, which wins over
-// the config file, which wins over the default; an empty variable counts;
-// a bad variable is an error naming it; the file's path is kept.
-func TestConfigPrecedence(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "s.conf")
-	if err := os.WriteFile(conf, []byte("port 7000\nmaxclients 5\nloglevel warning\nmetrics-max-streams 7\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := envMap(map[string]string{
-		"STREAMD_PORT": "7001", "STREAMD_MAXCLIENTS": "6", "STREAMD_METRICS_ADDR": "",
-		"STREAMD_SLOWLOG_LOG_SLOWER_THAN": "-1", "STREAMD_LOG_FORMAT": "JSON", "STREAMD_BALANCE_LEADERS": "no",
-		"PORT": "1", // not ours
-	})
-	cfg, err := parseArgsEnv([]string{conf, "--port", "7002", "--slowlog-max-len=9"}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := server.DefaultConfig()
-	want.Port, want.MaxClients, want.LogLevel, want.MetricsMaxStreams = 7002, 6, "warning", 7
-	want.MetricsAddr, want.SlowlogLogSlowerThan, want.SlowlogMaxLen, want.LogFormat = "", -1, 9, "json"
-	want.BalanceLeaders, want.ConfigFile = false, conf
-	if cfg != want {
-		t.Fatalf("got  %+v\nwant %+v", cfg, want)
-	}
-	// Without the flag, the variable; without the variable, the file.
-	if cfg, err := parseArgsEnv([]string{conf}, envMap(map[string]string{"STREAMD_PORT": "7001"})); err != nil || cfg.Port != 7001 || cfg.MaxClients != 5 {
-		t.Fatalf("env over file: port %d maxclients %d, %v", cfg.Port, cfg.MaxClients, err)
-	}
-	// A relative config path is kept absolute (CONFIG REWRITE writes there).
-	wd, _ := os.Getwd()
-	rel, err := filepath.Rel(wd, conf)
-	if err == nil && !strings.HasPrefix(rel, "-") {
-		if cfg, err := parseArgsEnv([]string{rel}, envMap(nil)); err != nil || cfg.ConfigFile != conf {
-			t.Fatalf("relative config file %q: ConfigFile %q, %v", rel, cfg.ConfigFile, err)
-		}
-	}
-	for env, wantErr := range map[string]string{
-		"STREAMD_PORT":       `STREAMD_PORT="x": argument couldn't be parsed into an integer`,
-		"STREAMD_LOGLEVEL":   `STREAMD_LOGLEVEL="x": argument(s) must be one of the following: debug, verbose, notice, warning`,
-		"STREAMD_LOG_FORMAT": `STREAMD_LOG_FORMAT="x": argument(s) must be one of the following: text, json`,
-	} {
-		if _, err := parseArgsEnv(nil, envMap(map[string]string{env: "x"})); err == nil || err.Error() != wantErr {
-			t.Errorf("%s=x: %v, want %q", env, err, wantErr)
-		}
-	}
-	// A bad flag value names the directive.
-	if _, err := parseArgsEnv([]string{"--slowlog-log-slower-than", "-2"}, envMap(nil)); err == nil ||
-		err.Error() != `slowlog-log-slower-than "-2": argument must be between -1 and 9223372036854775807 inclusive` {
-		t.Fatalf("bad flag: %v", err)
-	}
-}
-
-// TestEveryDirectiveIsAFlagAndAVariable: each directive of the table is
-// accepted as --name value and as STREAMD_<NAME>, with its default value.
-func TestEveryDirectiveIsAFlagAndAVariable(t *testing.T) {
-	for _, d := range server.ConfigDocs() {
-		v := d.Default
-		switch {
-		case v == `""`:
-			v = ""
-		case d.Name == "log-store":
-			v = "wal"
-		}
-		if _, err := parseArgsEnv([]string{"--" + d.Name + "=" + v}, envMap(nil)); err != nil {
-			t.Errorf("flag --%s=%q: %v", d.Name, v, err)
-		}
-		if _, err := parseArgsEnv(nil, envMap(map[string]string{server.EnvName(d.Name): v})); err != nil {
-			t.Errorf("%s=%q: %v", server.EnvName(d.Name), v, err)
-		}
-		if d.Help == "" {
-			t.Errorf("%s has no help text", d.Name)
-		}
-	}
-	if got := server.EnvName("raft-heartbeat-timeout"); got != "STREAMD_RAFT_HEARTBEAT_TIMEOUT" {
-		t.Fatalf("EnvName = %q", got)
-	}
-}
 
 // TestHelp: -h and --help ask for help, which lists every directive with
 // its default and text; the binary prints it to stdout and exits 0.
 func TestHelp(t *testing.T) {
 	for _, a := range []string{"-h", "--help", "-help"} {
-		if _, err := parseArgsEnv([]string{a}, envMap(nil)); !errors.Is(err, flag.ErrHelp) {
+		if _, err := parseArgs([]string{a}); !errors.Is(err, flag.ErrHelp) {
 			t.Fatalf("%s: %v, want flag.ErrHelp", a, err)
 		}
 	}
@@ -136,7 +49,7 @@ func checkHelp(t *testing.T, help string) {
 			lines[f[0]] = append(lines[f[0]], l)
 		}
 	}
-	for _, d := range server.ConfigDocs() {
+	for _, d := range config.Docs() {
 		found := false
 		for _, l := range lines[d.Name] {
 			rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), d.Name))
@@ -184,7 +97,7 @@ func TestREADMEConfigTable(t *testing.T) {
 		order = append(order, name)
 	}
 	var want strings.Builder
-	docs := server.ConfigDocs()
+	docs := config.Docs()
 	for _, d := range docs {
 		want.WriteString("| `" + d.Name + "` | `" + d.Default + "` | " + d.Help + " |\n")
 	}
@@ -196,7 +109,7 @@ func TestREADMEConfigTable(t *testing.T) {
 		}
 	}
 	if bad {
-		t.Fatalf("README's Configuration table does not match server.ConfigDocs; want these rows:\n%s", want.String())
+		t.Fatalf("README's Configuration table does not match config.Docs; want these rows:\n%s", want.String())
 	}
 }
 

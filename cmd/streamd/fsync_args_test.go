@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"streamd/replication"
+	"streamd/server"
 )
 
 // TestAppendfsyncArgs: appendfsync comes from the config file or the flag
@@ -32,7 +33,7 @@ func TestAppendfsyncArgs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tt.args, err)
 		}
-		got, err := cfg.FsyncPolicy()
+		got, err := server.FsyncPolicy(cfg.AppendFsync)
 		if err != nil || got != tt.want {
 			t.Errorf("%v: fsync %v %v, want %v", tt.args, got, err, tt.want)
 		}

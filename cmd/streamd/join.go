@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"streamd/config"
 	"streamd/replication"
-	"streamd/server"
 )
 
 // joinTimeout bounds how long --join keeps asking the member to add this
@@ -26,7 +26,7 @@ const readyLogEvery = 10 * time.Second
 // for every shard to have a leader, then one log line with this node's role
 // per shard. It returns an error only when the join failed; it returns
 // early, with nil, when stop is closed.
-func startCluster(cfg server.Config, node *replication.Node, log *slog.Logger, stop <-chan struct{}) error {
+func startCluster(cfg config.Config, node *replication.Node, log *slog.Logger, stop <-chan struct{}) error {
 	if cfg.Join != "" {
 		log.Info("Joining the cluster", "via", cfg.Join, "node-id", cfg.NodeID, "raft-addr", cfg.RaftAddr)
 		if err := joinCluster(cfg.Join, cfg.RequirePass, cfg.NodeID, cfg.RaftAddr, joinTimeout, stop); err != nil {

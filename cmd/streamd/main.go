@@ -3,7 +3,7 @@
 //	streamd [config-file] [--name value ...]
 //	streamd --help
 //
-// Every directive (server.ConfigDocs; --help prints them with their
+// Every directive (config.Docs; --help prints them with their
 // defaults) is a config file line, a flag of the same name and a
 // STREAMD_<NAME> environment variable; a flag wins over the environment,
 // which wins over the file, which wins over the default.
@@ -41,6 +41,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"streamd/config"
 	"streamd/replication"
 	"streamd/server"
 )
@@ -60,121 +61,12 @@ func main() {
 }
 
 // parseArgs builds the configuration from args and the process's
-// environment (see parseArgsEnv).
-func parseArgs(args []string) (server.Config, error) { return parseArgsEnv(args, os.LookupEnv) }
-
-// parseArgsEnv builds the configuration: defaults, then the optional
-// config file (first positional argument), then the STREAMD_<NAME>
-// environment variables lookupEnv finds, then the flags that were given.
-// Every directive is a flag of the same name (server.ConfigDocs), parsed
-// by Config.Set as a file line is, so all three accept the same values.
-// -h/--help returns flag.ErrHelp.
-func parseArgsEnv(args []string, lookupEnv func(string) (string, bool)) (server.Config, error) {
-	cfg := server.DefaultConfig()
-	fs := flag.NewFlagSet("streamd", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	given := map[string]*string{}
-	for _, d := range server.ConfigDocs() {
-		given[d.Name] = new(string)
-		fs.Var(directiveFlag{given[d.Name], d.YesNo}, d.Name, d.Help)
-	}
-	// Go's flag package stops at the first positional argument; allow the
-	// config file first, as "streamd redis.conf --port 7000".
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
-	}
-	if err := fs.Parse(joinYesNo(args)); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if file != "" {
-		if err := server.LoadConfigFile(file, &cfg); err != nil {
-			return cfg, err
-		}
-		cfg.ConfigFile = file
-		if abs, err := filepath.Abs(file); err == nil {
-			cfg.ConfigFile = abs
-		}
-	}
-	if err := server.LoadEnv(&cfg, lookupEnv); err != nil {
-		return cfg, err
-	}
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		if err == nil {
-			err = cfg.Set(f.Name, *given[f.Name])
-		}
-	})
-	if err != nil {
-		return cfg, err
-	}
-	if err := cfg.CheckCluster(); err != nil {
-		return cfg, err
-	}
-	return cfg, nil
-}
-
-// directiveFlag is the flag of one directive: it keeps the value given
-// (the last one, if repeated) for Config.Set. A yes/no directive's flag may
-// stand alone (--bootstrap = yes) or take yes/no (joinYesNo turns
-// "--bootstrap no" into "--bootstrap=no").
-type directiveFlag struct {
-	v     *string
-	yesNo bool
-}
-
-func (f directiveFlag) String() string {
-	if f.v == nil {
-		return ""
-	}
-	return *f.v
-}
-
-func (f directiveFlag) Set(s string) error {
-	if f.yesNo {
-		switch strings.ToLower(s) {
-		case "true", "yes", "1":
-			s = "yes"
-		case "false", "no", "0":
-			s = "no"
-		default:
-			return fmt.Errorf("want yes or no, not %q", s)
-		}
-	}
-	*f.v = s
-	return nil
-}
-
-func (f directiveFlag) IsBoolFlag() bool { return f.yesNo }
-
-// joinYesNo rewrites "--flag yes" / "--flag no" for the yes/no flags into
-// "--flag=yes", Redis's command-line style, which Go's flag package would
-// otherwise read as a bare flag followed by a stray argument.
-func joinYesNo(args []string) []string {
-	yesNo := map[string]bool{}
-	for _, d := range server.ConfigDocs() {
-		yesNo[d.Name] = d.YesNo
-	}
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name := strings.TrimLeft(a, "-")
-		if strings.HasPrefix(a, "-") && !strings.Contains(name, "=") && yesNo[name] && i+1 < len(args) {
-			if next := strings.ToLower(args[i+1]); next == "yes" || next == "no" {
-				a = a + "=" + next
-				i++
-			}
-		}
-		out = append(out, a)
-	}
-	return out
-}
+// environment (config.Load: defaults, config file, STREAMD_* variables,
+// flags). -h/--help returns flag.ErrHelp.
+func parseArgs(args []string) (config.Config, error) { return config.Load(args, os.LookupEnv) }
 
 // writeHelp prints the usage and every directive (name, default, what it
-// changes) from server.ConfigDocs, the table the README mirrors.
+// changes) from config.Docs, the table the README mirrors.
 func writeHelp(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, `Usage: streamd [config-file] [--name value ...]
@@ -188,7 +80,7 @@ file, which wins over the default.
 
 `)
 	fmt.Fprintln(tw, "  NAME\tDEFAULT\tWHAT IT CHANGES")
-	for _, d := range server.ConfigDocs() {
+	for _, d := range config.Docs() {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Name, d.Default, d.Help)
 	}
 	return tw.Flush()
@@ -196,7 +88,7 @@ file, which wins over the default.
 
 // listen binds every address of cfg.Bind; an address with a leading "-" is
 // optional, as in Redis.
-func listen(cfg server.Config, log *slog.Logger) ([]net.Listener, error) {
+func listen(cfg config.Config, log *slog.Logger) ([]net.Listener, error) {
 	var lns []net.Listener
 	for _, a := range strings.Fields(cfg.Bind) {
 		optional := strings.HasPrefix(a, "-")
@@ -228,13 +120,13 @@ func run(args []string, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fsync, err := cfg.FsyncPolicy()
+	fsync, err := server.FsyncPolicy(cfg.AppendFsync)
 	if err != nil {
 		return fmt.Errorf("appendfsync %q: %v", cfg.AppendFsync, err)
 	}
 	level := new(slog.LevelVar)
 	cfg.LogLevelVar = level
-	log := server.NewLogger(cfg, logOut, level)
+	log := config.NewLogger(cfg, logOut, level)
 	log.Info("streamd starting", "pid", os.Getpid(), "config-file", cfg.ConfigFile,
 		"loglevel", cfg.LogLevel, "log-format", cfg.LogFormat)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
@@ -327,7 +219,7 @@ func run(args []string, logOut io.Writer) error {
 // while: see the replay progress lines), where the data lives and how it is
 // kept: the directory, the log store asked for, the fsync policy, the shard
 // count, and for a cluster member its id and raft address.
-func logStartup(log *slog.Logger, cfg server.Config) {
+func logStartup(log *slog.Logger, cfg config.Config) {
 	dir := cfg.Dir
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -378,7 +270,7 @@ func shardRoles(node *replication.Node) string {
 // single node (no network) without node-id, else a cluster member whose
 // client address is the first bind address (the raft address's host when
 // that is a wildcard) and port.
-func nodeOptions(cfg server.Config, fsync replication.FsyncPolicy, log *slog.Logger) (replication.NodeOptions, error) {
+func nodeOptions(cfg config.Config, fsync replication.FsyncPolicy, log *slog.Logger) (replication.NodeOptions, error) {
 	o := replication.NodeOptions{
 		Dir: cfg.Dir, Shards: cfg.Shards, Fsync: fsync, LogStore: cfg.LogStore, Logger: log,
 	}
@@ -391,7 +283,7 @@ func nodeOptions(cfg server.Config, fsync replication.FsyncPolicy, log *slog.Log
 	o.NodeID, o.RaftAddr = cfg.NodeID, cfg.RaftAddr
 	o.ClientAddr = clientAddr(cfg)
 	o.Bootstrap = cfg.Bootstrap
-	peers, err := server.ParsePeers(cfg.Peers)
+	peers, err := config.ParsePeers(cfg.Peers)
 	if err != nil {
 		return o, fmt.Errorf("peers: %v", err)
 	}
@@ -409,7 +301,7 @@ func nodeOptions(cfg server.Config, fsync replication.FsyncPolicy, log *slog.Log
 // clientAddr is the client host:port this node advertises (MOVED, CLUSTER
 // SLOTS): the first bind address, or the raft address's host when that is
 // a wildcard (*, 0.0.0.0, ::).
-func clientAddr(cfg server.Config) string {
+func clientAddr(cfg config.Config) string {
 	host := ""
 	if f := strings.Fields(cfg.Bind); len(f) > 0 {
 		host = strings.TrimPrefix(f[0], "-")

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/replication"
-	"streamd/server"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -81,7 +81,7 @@ func TestClusterArgs(t *testing.T) {
 	if err != nil || o.ClientAddr != "10.0.0.2:6379" || len(o.Peers) != 2 || o.Peers[1] != (replication.Member{ID: "n2", RaftAddr: "10.0.0.2:7001", Voter: true}) {
 		t.Fatalf("nodeOptions = %+v, %v", o, err)
 	}
-	if o, err := nodeOptions(server.DefaultConfig(), replication.FsyncAlways, nil); err != nil || o.NodeID != "" || o.Shards != 1 {
+	if o, err := nodeOptions(config.Default(), replication.FsyncAlways, nil); err != nil || o.NodeID != "" || o.Shards != 1 {
 		t.Fatalf("single node options = %+v, %v", o, err)
 	}
 	for _, args := range [][]string{

@@ -1,8 +1,9 @@
 // Package depcheck holds a test that keeps the package graph as
 // ARCHITECTURE.md draws it: imports go one way,
 // cmd → server → replication → replication/state → groups → pel → streams,
-// the leaves (replication/wire, internal/keywait, internal/glob) import no
-// layer above them, and the engine packages stay pure (no clock, no
+// the leaves (config, replication/wire, internal/keywait, internal/glob)
+// import no layer above them, config is imported only by cmd/streamd and
+// server, and the engine packages stay pure (no clock, no
 // randomness, no network/Raft/metrics libraries).
 package depcheck
 
@@ -35,11 +36,19 @@ var layers = map[string]int{
 // leaves may be imported from any layer; their own streamd imports are
 // limited to the listed packages.
 var leaves = map[string][]string{
+	"config":            nil,
 	"replication/wire":  {"streams"},
 	"internal/keywait":  nil,
 	"internal/glob":     nil,
 	"internal/depcheck": nil,
 	"internal/testutil": nil,
+}
+
+// importedOnlyBy limits which packages may import a leaf: the
+// configuration is read by main and the server, which hand the values on
+// (replication takes options, not a config.Config).
+var importedOnlyBy = map[string][]string{
+	"config": {"cmd/streamd", "server"},
 }
 
 // engine packages replay the log on every replica: they must compute the
@@ -97,6 +106,9 @@ func TestImportsFollowTheChain(t *testing.T) {
 			dep, inModule := rel(imp)
 			if !inModule {
 				continue
+			}
+			if only, ok := importedOnlyBy[dep]; ok && !contains(only, pkg) {
+				t.Errorf("%s imports %s; only %v may", pkg, dep, only)
 			}
 			if leaf {
 				if !contains(allowed, dep) {

@@ -28,6 +28,7 @@ import (
 	"github.com/dapr/kit/logger"
 	"github.com/redis/go-redis/v9"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 	"streamd/replication"
 	"streamd/server"
@@ -37,7 +38,7 @@ import (
 // with requirepass pass ("" = none) and returns its address.
 func startStreamd(t *testing.T, pass string) string {
 	t.Helper()
-	cfg := server.DefaultConfig()
+	cfg := config.Default()
 	cfg.Dir = t.TempDir()
 	cfg.RequirePass = pass
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

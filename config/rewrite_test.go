@@ -1,12 +1,9 @@
-package server
+package config
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // TestConfigRewriteContent checks Redis's rewrite rules on one file:
@@ -28,7 +25,7 @@ func TestConfigRewriteContent(t *testing.T) {
 		"\n" +
 		"\n" +
 		"# tail\n"
-	cfg := DefaultConfig()
+	cfg := Default()
 	cfg.Port = 7000
 	cfg.MaxClients = 200
 	cfg.Timeout = 0 // the default, but present in the file
@@ -51,22 +48,22 @@ func TestConfigRewriteContent(t *testing.T) {
 		"metrics-addr \"\"\n" +
 		"slowlog-log-slower-than 0\n" +
 		"stream-node-max-bytes 8kb\n"
-	got := string(rewriteConfigContent([]byte(old), cfg))
+	got := string(Rewrite([]byte(old), cfg))
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
 	// A second rewrite keeps the one signature and, as Redis (the final
 	// newline reads as an empty last line), ends with a blank line; from
 	// then on the file is stable.
-	again := string(rewriteConfigContent([]byte(got), cfg))
+	again := string(Rewrite([]byte(got), cfg))
 	if again != got+"\n" {
 		t.Fatalf("second rewrite:\n%s", again)
 	}
-	if third := string(rewriteConfigContent([]byte(again), cfg)); third != again {
+	if third := string(Rewrite([]byte(again), cfg)); third != again {
 		t.Fatalf("third rewrite:\n%s", third)
 	}
 	// No file: the signature and every non-default directive.
-	if got := string(rewriteConfigContent(nil, cfg)); got[:len(configRewriteSignature)] != configRewriteSignature {
+	if got := string(Rewrite(nil, cfg)); got[:len(configRewriteSignature)] != configRewriteSignature {
 		t.Fatalf("new file:\n%s", got)
 	}
 }
@@ -75,7 +72,7 @@ func TestConfigRewriteContent(t *testing.T) {
 // changed where it can be, the rewritten file loads back to the same
 // values.
 func TestConfigRewriteRoundTrip(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	for name, v := range map[string]string{
 		"bind": "127.0.0.1 -::1", "port": "7001", "dir": "/tmp/with \"quotes\"\tand tab",
 		"requirepass": "p w\"\\\x01", "maxclients": "77", "proto-max-bulk-len": "3mb",
@@ -94,15 +91,15 @@ func TestConfigRewriteRoundTrip(t *testing.T) {
 	if err := os.WriteFile(path, []byte("# mine\nport 1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := rewriteConfigFile(path, cfg); err != nil {
+	if err := RewriteFile(path, cfg); err != nil {
 		t.Fatal(err)
 	}
-	loaded := DefaultConfig()
-	if err := LoadConfigFile(path, &loaded); err != nil {
+	loaded := Default()
+	if err := LoadFile(path, &loaded); err != nil {
 		b, _ := os.ReadFile(path)
 		t.Fatalf("load back: %v\n%s", err, b)
 	}
-	for _, p := range configParams {
+	for _, p := range directives {
 		if g, w := p.get(&loaded), p.get(&cfg); g != w {
 			t.Errorf("%s: loaded %q, want %q", p.name, g, w)
 		}
@@ -114,56 +111,4 @@ func TestConfigRewriteRoundTrip(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 1 {
 		t.Errorf("left behind: %v", ents)
 	}
-}
-
-// TestConfigRewriteCommand runs CONFIG REWRITE through go-redis: the file
-// gets the CONFIG SET change; without a file, and with one that cannot be
-// written, Redis's errors.
-func TestConfigRewriteCommand(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "streamd.conf")
-	if err := os.WriteFile(path, []byte("# streamd\nmaxclients 100\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, addr := startTestServer(t, func(c *Config) { c.ConfigFile = path; c.MaxClients = 100 })
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { c.Close() })
-	must(t, "CONFIG SET", c.ConfigSet(ctx, "maxclients", "250").Err())
-	must(t, "CONFIG REWRITE", c.ConfigRewrite(ctx).Err())
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded := DefaultConfig()
-	if err := LoadConfigFile(path, &loaded); err != nil || loaded.MaxClients != 250 {
-		t.Fatalf("rewritten file (%v):\n%s", err, b)
-	}
-	if string(b[:len("# streamd\nmaxclients 250\n")]) != "# streamd\nmaxclients 250\n" {
-		t.Errorf("not rewritten in place:\n%s", b)
-	}
-
-	_, addr2 := startTestServer(t, nil)
-	c2 := redis.NewClient(&redis.Options{Addr: addr2})
-	t.Cleanup(func() { c2.Close() })
-	err = c2.ConfigRewrite(ctx).Err()
-	wantEq(t, "no file", errString(err), "ERR The server is running without a config file")
-
-	missing := filepath.Join(t.TempDir(), "no", "such", "dir.conf")
-	_, addr3 := startTestServer(t, func(c *Config) { c.ConfigFile = missing })
-	c3 := redis.NewClient(&redis.Options{Addr: addr3})
-	t.Cleanup(func() { c3.Close() })
-	err = c3.ConfigRewrite(ctx).Err()
-	wantEq(t, "unwritable", errString(err), "ERR Rewriting config file: No such file or directory")
-
-	help, err := c3.Do(ctx, "CONFIG", "HELP").StringSlice()
-	must(t, "CONFIG HELP", err)
-	wantEq(t, "CONFIG HELP REWRITE", help[7:9], []string{"REWRITE", "    Rewrite the configuration file."})
-}
-
-// errString is err's text ("" for nil).
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

@@ -1,7 +1,6 @@
-package server
+package config
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,14 +8,14 @@ import (
 	"time"
 )
 
-func TestLoadConfigFile(t *testing.T) {
+func TestLoadFile(t *testing.T) {
 	tests := []struct {
 		name    string
 		file    string
 		check   func(Config) bool
 		wantErr string
 	}{
-		{"defaults kept", "# nothing\n\n", func(c Config) bool { return c == DefaultConfig() }, ""},
+		{"defaults kept", "# nothing\n\n", func(c Config) bool { return c == Default() }, ""},
 		{"port and bind", "port 7000\nbind 127.0.0.1 -::1\n",
 			func(c Config) bool { return c.Port == 7000 && c.Bind == "127.0.0.1 -::1" }, ""},
 		{"quoted password", `requirepass "p a\x41ss"` + "\n", func(c Config) bool { return c.RequirePass == "p aAss" }, ""},
@@ -40,8 +39,8 @@ func TestLoadConfigFile(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.file), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cfg := DefaultConfig()
-			err := LoadConfigFile(path, &cfg)
+			cfg := Default()
+			err := LoadFile(path, &cfg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
@@ -88,10 +87,10 @@ func TestClusterConfig(t *testing.T) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg := DefaultConfig()
-		return cfg, LoadConfigFile(path, &cfg)
+		cfg := Default()
+		return cfg, LoadFile(path, &cfg)
 	}
-	d := DefaultConfig()
+	d := Default()
 	if d.Shards != 1 || d.ClusterEnabled || !d.BalanceLeaders || d.QuorumTimeout != 5*time.Second ||
 		d.RaftHeartbeatTimeout != time.Second || d.RaftElectionTimeout != time.Second ||
 		d.RaftLeaseTimeout != 500*time.Millisecond {
@@ -155,53 +154,13 @@ func TestClusterConfig(t *testing.T) {
 	}
 }
 
-// TestConfigLiveParams: the SLOWLOG and metrics directives answer CONFIG
-// GET with their defaults and change live on CONFIG SET, with Redis 7.0's
-// range texts; CONFIG SET loglevel changes the logger's live level;
-// log-format is read at start-up only.
-func TestConfigLiveParams(t *testing.T) {
-	level := new(slog.LevelVar)
-	srv, addr := startTestServer(t, func(c *Config) { c.LogLevelVar = level })
-	c := dial(t, addr)
-	defer c.Close()
-	if got := mustDo(t, c, "CONFIG", "GET", "slowlog*"); got != `["slowlog-log-slower-than", "10000", "slowlog-max-len", "128"]` {
-		t.Fatalf("CONFIG GET slowlog* = %s", got)
-	}
-	if got := mustDo(t, c, "CONFIG", "GET", "metrics-max-streams"); got != `["metrics-max-streams", "100"]` {
-		t.Fatalf("CONFIG GET metrics-max-streams = %s", got)
-	}
-	mustDo(t, c, "CONFIG", "SET", "slowlog-log-slower-than", "-1", "slowlog-max-len", "3", "metrics-max-streams", "0")
-	if cfg := srv.config(); cfg.SlowlogLogSlowerThan != -1 || cfg.SlowlogMaxLen != 3 || cfg.MetricsMaxStreams != 0 {
-		t.Fatalf("after CONFIG SET: %+v", cfg)
-	}
-	for _, tt := range []struct{ name, value, want string }{
-		{"slowlog-log-slower-than", "-2", "ERR CONFIG SET failed (possibly related to argument 'slowlog-log-slower-than') - argument must be between -1 and 9223372036854775807 inclusive"},
-		{"slowlog-max-len", "-1", "ERR CONFIG SET failed (possibly related to argument 'slowlog-max-len') - argument must be between 0 and 9223372036854775807 inclusive"},
-		{"slowlog-max-len", "abc", "ERR CONFIG SET failed (possibly related to argument 'slowlog-max-len') - argument couldn't be parsed into an integer"},
-		{"log-format", "json", "ERR CONFIG SET failed (possibly related to argument 'log-format') - can't set immutable config"},
-	} {
-		if v, err := c.Do("CONFIG", "SET", tt.name, tt.value); err != nil || v.String() != "(error) "+tt.want {
-			t.Errorf("CONFIG SET %s %s = %v, %v; want %q", tt.name, tt.value, v, err, tt.want)
-		}
-	}
-	for _, tt := range []struct {
-		name string
-		want slog.Level
-	}{{"warning", slog.LevelWarn}, {"debug", slog.LevelDebug}, {"verbose", slog.LevelDebug}, {"notice", slog.LevelInfo}} {
-		mustDo(t, c, "CONFIG", "SET", "loglevel", tt.name)
-		if level.Level() != tt.want {
-			t.Errorf("CONFIG SET loglevel %s: level %v, want %v", tt.name, level.Level(), tt.want)
-		}
-	}
-}
-
 // TestLoadEnv: STREAMD_<NAME> variables set their directives as file
-// lines do; a bad one is an error naming it; ConfigDocs covers every
+// lines do; a bad one is an error naming it; Docs covers every
 // directive with a help text.
 func TestLoadEnv(t *testing.T) {
 	env := map[string]string{"STREAMD_PORT": "7001", "STREAMD_STREAM_NODE_MAX_BYTES": "1kb", "STREAMD_CLUSTER_ENABLED": "yes",
 		"STREAMD_REQUIREPASS": "", "STREAMD_QUORUM_TIMEOUT": "250"}
-	cfg := DefaultConfig()
+	cfg := Default()
 	cfg.RequirePass = "old"
 	if err := LoadEnv(&cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
 		t.Fatal(err)
@@ -213,9 +172,9 @@ func TestLoadEnv(t *testing.T) {
 	if err == nil || err.Error() != `STREAMD_BOOTSTRAP="maybe": argument must be 'yes' or 'no'` {
 		t.Fatalf("bad variable: %v", err)
 	}
-	docs := ConfigDocs()
-	if len(docs) != len(configParams) {
-		t.Fatalf("%d docs for %d directives", len(docs), len(configParams))
+	docs := Docs()
+	if len(docs) != len(directives) {
+		t.Fatalf("%d docs for %d directives", len(docs), len(directives))
 	}
 	for _, d := range docs {
 		if d.Help == "" || d.Default == "" {

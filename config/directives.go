@@ -1,0 +1,449 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Directive is one row of the directive table: how to read the value, how
+// to parse it, and how CONFIG SET may change it. The table is fixed at
+// start-up; a Directive is never modified.
+type Directive struct {
+	name string
+	get  func(*Config) string
+	// set parses value into cfg; its error is Redis's reason text
+	// ("argument couldn't be parsed into an integer").
+	set func(cfg *Config, value string) error
+	// immutable params are read from the file only (CONFIG SET refuses).
+	immutable bool
+	// engine params change what the state machine's Apply does, so CONFIG
+	// SET sends them through Shard.Propose as a wire.ConfigSet (DESIGN §3).
+	engine bool
+	// help is what the directive changes (streamd --help, README table).
+	help string
+	// defText, if set, is the default shown by --help instead of the
+	// value Default holds (for defaults that depend on the data).
+	defText string
+	// yesNo marks a yes/no directive: its flag may stand alone (--name
+	// means yes).
+	yesNo bool
+	// quoted values are strings CONFIG REWRITE always writes quoted, as
+	// Redis writes its string directives (others only when they must be).
+	quoted bool
+	// memory values are sizes CONFIG REWRITE writes with Redis's units
+	// (1gb, 8mb, 4kb).
+	memory bool
+}
+
+// Name returns the directive's name, in lower case (the config file's, the
+// flag's, CONFIG GET's).
+func (p *Directive) Name() string { return p.name }
+
+// Get returns the directive's value in cfg as CONFIG GET reports it.
+func (p *Directive) Get(cfg *Config) string { return p.get(cfg) }
+
+// Set parses value into cfg as a config file line would. Its error is
+// Redis's reason text alone ("argument couldn't be parsed into an
+// integer"), for the caller to frame.
+func (p *Directive) Set(cfg *Config, value string) error { return p.set(cfg, value) }
+
+// Immutable reports whether the directive is read at start-up only (the
+// file, flags and environment): CONFIG SET refuses it.
+func (p *Directive) Immutable() bool { return p.immutable }
+
+// Replicated reports whether the directive changes what the replicated
+// state machine does (stream-node-max-entries/bytes): its value lives in
+// the replicated state, and CONFIG SET proposes it through the log (DESIGN
+// §3) instead of setting it on one node.
+func (p *Directive) Replicated() bool { return p.engine }
+
+// doc sets p's help text and returns p (for the table's rows built by
+// the helper constructors).
+func (p *Directive) doc(help string) *Directive {
+	p.help = help
+	return p
+}
+
+// quote marks p's value as a string CONFIG REWRITE writes quoted, and
+// returns p.
+func (p *Directive) quote() *Directive {
+	p.quoted = true
+	return p
+}
+
+// constParam is a directive streamd answers with a fixed value because the
+// choice it offers in Redis does not exist here (no RDB save points: the
+// shard snapshots by log size; the log is always on, so appendonly is
+// yes): CONFIG GET reports the truth, and a file may set it only to that
+// value.
+func constParam(name, value string) *Directive {
+	return &Directive{
+		name: name,
+		get:  func(*Config) string { return value },
+		set: func(_ *Config, v string) error {
+			if !strings.EqualFold(v, value) {
+				return fmt.Errorf("streamd supports only %q", value)
+			}
+			return nil
+		},
+		immutable: true,
+	}
+}
+
+func intParam(name string, min, max int64, field func(*Config) *int, immutable bool) *Directive {
+	return &Directive{
+		name: name,
+		get:  func(c *Config) string { return strconv.Itoa(*field(c)) },
+		set: func(c *Config, v string) error {
+			n, err := parseInt(v, min, max, false)
+			if err != nil {
+				return err
+			}
+			*field(c) = int(n)
+			return nil
+		},
+		immutable: immutable,
+	}
+}
+
+// boolParam is an immutable yes/no directive.
+func boolParam(name string, field func(*Config) *bool) *Directive {
+	return &Directive{
+		name: name,
+		get: func(c *Config) string {
+			if *field(c) {
+				return "yes"
+			}
+			return "no"
+		},
+		yesNo: true,
+		set: func(c *Config, v string) error {
+			switch strings.ToLower(v) {
+			case "yes":
+				*field(c) = true
+			case "no":
+				*field(c) = false
+			default:
+				return errors.New("argument must be 'yes' or 'no'")
+			}
+			return nil
+		},
+		immutable: true,
+	}
+}
+
+// addrParam is an immutable host:port directive ("" = unset).
+func addrParam(name string, field func(*Config) *string) *Directive {
+	return &Directive{
+		name: name,
+		get:  func(c *Config) string { return *field(c) },
+		set: func(c *Config, v string) error {
+			v = strings.TrimSpace(v)
+			if v != "" {
+				if err := checkHostPort(v); err != nil {
+					return err
+				}
+			}
+			*field(c) = v
+			return nil
+		},
+		immutable: true,
+		quoted:    true,
+	}
+}
+
+// durationParam is an immutable positive duration: Go syntax ("1s",
+// "500ms") or a bare number of milliseconds.
+func durationParam(name string, field func(*Config) *time.Duration) *Directive {
+	return &Directive{
+		name: name,
+		get:  func(c *Config) string { return field(c).String() },
+		set: func(c *Config, v string) error {
+			d, err := parseDuration(v)
+			if err != nil {
+				return err
+			}
+			*field(c) = d
+			return nil
+		},
+		immutable: true,
+	}
+}
+
+// parseDuration reads a positive duration: "1s", "250ms", or a bare
+// integer meaning milliseconds.
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 || n > math.MaxInt64/int64(time.Millisecond) {
+			return 0, errors.New("argument must be a positive duration")
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, errors.New("argument must be a duration such as 500ms or 2s (a bare number is milliseconds)")
+	}
+	if d <= 0 {
+		return 0, errors.New("argument must be a positive duration")
+	}
+	return d, nil
+}
+
+// checkHostPort validates a host:port address with a numeric port.
+func checkHostPort(v string) error {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || host == "" {
+		return fmt.Errorf("%q is not a host:port address", v)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p <= 0 || p > 65535 {
+		return fmt.Errorf("%q has no valid port", v)
+	}
+	return nil
+}
+
+// Values that mirror replication's (cmd/streamd's TestConfigMatchesReplication
+// keeps them equal; config does not import replication).
+const (
+	// maxShards is replication.SlotCount: a shard holds at least one slot.
+	maxShards = 16384
+	// defaultLogStore is replication.DefaultLogStore, the store of a new
+	// data directory.
+	defaultLogStore = "wal"
+)
+
+// directives is every directive, sorted by name (CONFIG GET answers in
+// this order; Redis's own order is its dict's, which no client relies on).
+var directives = func() []*Directive {
+	ps := []*Directive{
+		{name: "bind", get: func(c *Config) string { return c.Bind },
+			set: func(c *Config, v string) error {
+				if strings.TrimSpace(v) == "" {
+					return errors.New("bind needs at least one address")
+				}
+				c.Bind = strings.Join(strings.Fields(v), " ")
+				return nil
+			}, immutable: true,
+			help: `client addresses to listen on, space-separated ("-addr" = skip if it cannot be bound, "*" = all)`},
+		intParam("port", 0, 65535, func(c *Config) *int { return &c.Port }, true).
+			doc("client TCP port (0 = any free port; a cluster node needs a fixed one)"),
+		{name: "dir", get: func(c *Config) string { return c.Dir },
+			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true, quoted: true,
+			help: "data directory: Raft log, snapshots, LOCK (shard N > 0 in dir/shard-N)"},
+		{name: "requirepass", get: func(c *Config) string { return c.RequirePass },
+			set: func(c *Config, v string) error { c.RequirePass = v; return nil }, quoted: true,
+			help: `password of the default user ("" = no AUTH needed)`},
+		intParam("maxclients", 1, math.MaxUint32, func(c *Config) *int { return &c.MaxClients }, false).
+			doc("most client connections at once (more are refused)"),
+		{name: "proto-max-bulk-len", get: func(c *Config) string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 1<<20, math.MaxInt64, true)
+				if err != nil {
+					return err
+				}
+				c.ProtoMaxBulkLen = n
+				return nil
+			}, memory: true,
+			help: "largest bulk string a client may send, in bytes (units: 1kb, 512mb...)"},
+		{name: "stream-node-max-entries", get: func(c *Config) string { return strconv.Itoa(c.StreamNodeMaxEntries) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 0, math.MaxInt64, false)
+				if err != nil {
+					return err
+				}
+				c.StreamNodeMaxEntries = int(n)
+				return nil
+			}, engine: true,
+			help: "entries per stream node, which XADD/XTRIM's ~ trimming works in (0 = no limit)"},
+		{name: "stream-node-max-bytes", get: func(c *Config) string { return strconv.Itoa(c.StreamNodeMaxBytes) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 0, math.MaxInt64, true)
+				if err != nil {
+					return err
+				}
+				c.StreamNodeMaxBytes = int(n)
+				return nil
+			}, engine: true, memory: true,
+			help: "bytes per stream node (0 = no limit)"},
+		intParam("timeout", 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }, false).
+			doc("close a client idle this many seconds (0 = never; blocked clients are exempt)"),
+		intParam("tcp-keepalive", 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepAlive }, false).
+			doc("TCP keepalive period of client connections in seconds (0 = off)"),
+		{name: "loglevel", get: func(c *Config) string { return c.LogLevel },
+			set: func(c *Config, v string) error {
+				switch l := strings.ToLower(v); l {
+				case "debug", "verbose", "notice", "warning":
+					c.LogLevel = l
+					return nil
+				}
+				return errors.New("argument(s) must be one of the following: debug, verbose, notice, warning")
+			},
+			help: "log verbosity: debug, verbose (both slog DEBUG), notice (INFO) or warning (WARN)"},
+		{name: "log-format", get: func(c *Config) string { return c.LogFormat },
+			set: func(c *Config, v string) error {
+				switch l := strings.ToLower(v); l {
+				case "text", "json":
+					c.LogFormat = l
+					return nil
+				}
+				return errors.New("argument(s) must be one of the following: text, json")
+			}, immutable: true,
+			help: "log line format on stderr: text (key=value) or json (one object a line)"},
+		constParam("databases", "16").doc("fixed: 16 logical databases (SELECT 0-15)"),
+		constParam("save", "").quote().doc(`fixed: "" (snapshots are taken by log size, not save points)`),
+		constParam("appendonly", "yes").doc("fixed: yes (the Raft log is always on)"),
+		{name: "appendfsync", get: func(c *Config) string { return c.AppendFsync },
+			set: func(c *Config, v string) error {
+				// "" reads as always (server.FsyncPolicy turns the value
+				// into the shard's policy).
+				switch l := strings.ToLower(v); l {
+				case "always", "everysec", "":
+					c.AppendFsync = l
+					return nil
+				}
+				return errors.New("argument(s) must be one of the following: always, everysec")
+			},
+			help: "always: fsync the log before each reply; everysec: once a second (a crash may lose the last second)"},
+		boolParam("cluster-enabled", func(c *Config) *bool { return &c.ClusterEnabled }).
+			doc("yes: answer MOVED and serve CLUSTER SLOTS/SHARDS/NODES; no: forward to the leader"),
+		{name: "node-id", get: func(c *Config) string { return c.NodeID },
+			set: func(c *Config, v string) error {
+				if strings.ContainsAny(v, " \t\r\n,=") {
+					return errors.New("node-id cannot contain spaces, commas or '='")
+				}
+				c.NodeID = v
+				return nil
+			}, immutable: true, quoted: true,
+			help: `this node's Raft ID ("" = single node, no cluster)`},
+		addrParam("raft-addr", func(c *Config) *string { return &c.RaftAddr }).
+			doc("host:port of the Raft port, listened on and advertised (trusted: keep it private)"),
+		boolParam("bootstrap", func(c *Config) *bool { return &c.Bootstrap }).
+			doc("start a new cluster with this node as every shard's only voter"),
+		addrParam("join", func(c *Config) *string { return &c.Join }).
+			doc("client host:port of a member to join the cluster through (RAFT ADD)"),
+		{name: "peers", get: func(c *Config) string { return c.Peers },
+			set: func(c *Config, v string) error {
+				if _, err := ParsePeers(v); err != nil {
+					return err
+				}
+				c.Peers = strings.TrimSpace(v)
+				return nil
+			}, immutable: true, quoted: true,
+			help: "static members id=host:port,... (Raft addresses, this node included) to bootstrap with"},
+		intParam("shards", 1, maxShards, func(c *Config) *int { return &c.Shards }, true).
+			doc("Raft groups the 16384 slots are split into (a data directory keeps its count)"),
+		durationParam("raft-heartbeat-timeout", func(c *Config) *time.Duration { return &c.RaftHeartbeatTimeout }).
+			doc("Raft heartbeat timeout (500ms, 2s; a bare number is milliseconds)"),
+		durationParam("raft-election-timeout", func(c *Config) *time.Duration { return &c.RaftElectionTimeout }).
+			doc("Raft election timeout"),
+		durationParam("raft-lease-timeout", func(c *Config) *time.Duration { return &c.RaftLeaseTimeout }).
+			doc("Raft leader lease"),
+		durationParam("quorum-timeout", func(c *Config) *time.Duration { return &c.QuorumTimeout }).
+			doc(`how long a write waits for a majority before "ERR outcome unknown"`),
+		boolParam("balance-leaders", func(c *Config) *bool { return &c.BalanceLeaders }).
+			doc("spread shard leadership over the voters"),
+		{name: "log-store", get: func(c *Config) string { return c.LogStore },
+			set: func(c *Config, v string) error {
+				// As replication.ParseLogStore: "" is the default store.
+				switch ls := strings.ToLower(v); ls {
+				case "":
+					c.LogStore = defaultLogStore
+					return nil
+				case "wal", "bolt":
+					c.LogStore = ls
+					return nil
+				}
+				return errors.New("argument(s) must be one of the following: wal, bolt")
+			},
+			immutable: true, defText: "what dir holds, else wal",
+			help: "log store: wal (dir/wal/, one fsync per write) or bolt (dir/raft.db, two)"},
+		{name: "metrics-addr", get: func(c *Config) string { return c.MetricsAddr },
+			set:       func(c *Config, v string) error { c.MetricsAddr = strings.TrimSpace(v); return nil },
+			immutable: true, quoted: true,
+			help: `HTTP address of /metrics, /healthz and /readyz ("" = off)`},
+		intParam("metrics-max-streams", 0, math.MaxInt32, func(c *Config) *int { return &c.MetricsMaxStreams }, false).
+			doc("how many streams (the longest) /metrics reports per-stream series for"),
+		{name: "slowlog-log-slower-than", get: func(c *Config) string { return strconv.FormatInt(c.SlowlogLogSlowerThan, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, -1, math.MaxInt64, false)
+				if err != nil {
+					return err
+				}
+				c.SlowlogLogSlowerThan = n
+				return nil
+			},
+			help: "SLOWLOG commands taking at least this many microseconds (0 = all, -1 = none)"},
+		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
+			doc("entries the SLOWLOG keeps"),
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
+	return ps
+}()
+
+// Directives returns every directive, sorted by name (the order of CONFIG
+// GET's reply, --help and the README's table).
+func Directives() []*Directive { return slices.Clone(directives) }
+
+// Lookup finds a directive by its (case-insensitive) name; nil if there is
+// none.
+func Lookup(name string) *Directive {
+	name = strings.ToLower(name)
+	i := sort.Search(len(directives), func(i int) bool { return directives[i].name >= name })
+	if i < len(directives) && directives[i].name == name {
+		return directives[i]
+	}
+	return nil
+}
+
+// parseInt parses a numeric directive the way Redis's config.c does:
+// an integer, or with memory units (1k = 1000, 1kb = 1024, m/mb, g/gb) when
+// memory is set, checked against [min, max] with Redis's messages.
+func parseInt(v string, min, max int64, memory bool) (int64, error) {
+	var n int64
+	var err error
+	if memory {
+		n, err = parseMemory(v)
+	} else {
+		n, err = strconv.ParseInt(v, 10, 64)
+	}
+	if err != nil {
+		if memory {
+			return 0, errors.New("argument must be a memory value")
+		}
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	}
+	if n < min || n > max {
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", min, max)
+	}
+	return n, nil
+}
+
+// parseMemory is Redis's memtoull: a number with an optional unit.
+func parseMemory(v string) (int64, error) {
+	s := strings.ToLower(v)
+	mul := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"b", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mul = strings.TrimSuffix(s, u.suffix), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("invalid memory value")
+	}
+	if n > math.MaxInt64/mul {
+		return 0, errors.New("memory value overflows")
+	}
+	return n * mul, nil
+}

@@ -1,0 +1,223 @@
+package config
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Load builds the configuration from a command line and an environment:
+// defaults, then the optional config file (args' first argument when it
+// is not a flag), then the STREAMD_<NAME> variables lookupEnv finds, then
+// the flags given. Every directive is a flag of the same name, parsed by
+// Config.Set as a file line is, so all three accept the same values; the
+// result is checked with CheckCluster. -h/--help returns flag.ErrHelp.
+func Load(args []string, lookupEnv func(string) (string, bool)) (Config, error) {
+	cfg := Default()
+	fs := flag.NewFlagSet("streamd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	given := map[string]*string{}
+	for _, p := range directives {
+		given[p.name] = new(string)
+		fs.Var(directiveFlag{given[p.name], p.yesNo}, p.name, p.help)
+	}
+	// Go's flag package stops at the first positional argument; allow the
+	// config file first, as "streamd redis.conf --port 7000".
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[0], args[1:]
+	}
+	if err := fs.Parse(joinYesNo(args)); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if file != "" {
+		if err := LoadFile(file, &cfg); err != nil {
+			return cfg, err
+		}
+		cfg.ConfigFile = file
+		if abs, err := filepath.Abs(file); err == nil {
+			cfg.ConfigFile = abs
+		}
+	}
+	if err := LoadEnv(&cfg, lookupEnv); err != nil {
+		return cfg, err
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil {
+			err = cfg.Set(f.Name, *given[f.Name])
+		}
+	})
+	if err != nil {
+		return cfg, err
+	}
+	if err := cfg.CheckCluster(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// directiveFlag is the flag of one directive: it keeps the value given
+// (the last one, if repeated) for Config.Set. A yes/no directive's flag may
+// stand alone (--bootstrap = yes) or take yes/no (joinYesNo turns
+// "--bootstrap no" into "--bootstrap=no").
+type directiveFlag struct {
+	v     *string
+	yesNo bool
+}
+
+// String returns the value given (flag.Value).
+func (f directiveFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+// Set keeps s, as yes or no for a yes/no directive (flag.Value).
+func (f directiveFlag) Set(s string) error {
+	if f.yesNo {
+		switch strings.ToLower(s) {
+		case "true", "yes", "1":
+			s = "yes"
+		case "false", "no", "0":
+			s = "no"
+		default:
+			return fmt.Errorf("want yes or no, not %q", s)
+		}
+	}
+	*f.v = s
+	return nil
+}
+
+// IsBoolFlag lets a yes/no directive's flag stand alone.
+func (f directiveFlag) IsBoolFlag() bool { return f.yesNo }
+
+// joinYesNo rewrites "--flag yes" / "--flag no" for the yes/no flags into
+// "--flag=yes", Redis's command-line style, which Go's flag package would
+// otherwise read as a bare flag followed by a stray argument.
+func joinYesNo(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if strings.HasPrefix(a, "-") && !strings.Contains(name, "=") && i+1 < len(args) {
+			if p := Lookup(name); p != nil && p.name == name && p.yesNo {
+				if next := strings.ToLower(args[i+1]); next == "yes" || next == "no" {
+					a = a + "=" + next
+					i++
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// LoadFile reads a redis.conf-style file into cfg: one "name value"
+// directive a line, "#" comments, arguments split like Redis's sdssplitargs
+// (double quotes with \n \xHH escapes, single quotes). As in Redis, an
+// unknown directive or a bad value is an error naming the line.
+func LoadFile(path string, cfg *Config) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		args, ok := splitArgs([]byte(line))
+		if !ok {
+			return fmt.Errorf("%s:%d: %q: unbalanced quotes in configuration line", path, lineNo, line)
+		}
+		if len(args) == 0 {
+			continue
+		}
+		name := strings.ToLower(string(args[0]))
+		p := Lookup(name)
+		if p == nil {
+			return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments", path, lineNo, line)
+		}
+		vals := make([]string, len(args)-1)
+		for i, a := range args[1:] {
+			vals[i] = string(a)
+		}
+		// "bind" takes several addresses; "save" may be given as
+		// `save ""` or several "seconds changes" pairs; the rest take one.
+		var value string
+		switch {
+		case name == "bind" || name == "save":
+			value = strings.Join(vals, " ")
+		case len(vals) == 1:
+			value = vals[0]
+		default:
+			return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments", path, lineNo, line)
+		}
+		if err := p.set(cfg, value); err != nil {
+			return fmt.Errorf("%s:%d: %q: %v", path, lineNo, line, err)
+		}
+	}
+	return sc.Err()
+}
+
+// flag's, CONFIG GET's), the default as text, what it changes, and whether
+// it is a yes/no directive whose flag may stand alone.
+type Doc struct {
+	Name, Default, Help string
+	YesNo               bool
+}
+
+// Docs describes every directive, sorted by name: the one table
+// --help prints and the README's Configuration table mirrors.
+func Docs() []Doc {
+	def := Default()
+	out := make([]Doc, len(directives))
+	for i, p := range directives {
+		d := p.defText
+		if d == "" {
+			d = p.get(&def)
+		}
+		if d == "" {
+			d = `""`
+		}
+		out[i] = Doc{Name: p.name, Default: d, Help: p.help, YesNo: p.yesNo}
+	}
+	return out
+}
+
+// EnvName is the environment variable that sets directive name:
+// STREAMD_ and the name in upper case with "-" as "_" (STREAMD_METRICS_ADDR).
+func EnvName(name string) string {
+	return "STREAMD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// LoadEnv sets every directive whose environment variable (EnvName) lookup
+// finds, as a config file line would; an empty value counts (it clears
+// metrics-addr, for one). A bad value is an error naming the variable.
+func LoadEnv(cfg *Config, lookup func(string) (string, bool)) error {
+	for _, p := range directives {
+		env := EnvName(p.name)
+		v, ok := lookup(env)
+		if !ok {
+			continue
+		}
+		if err := p.set(cfg, v); err != nil {
+			return fmt.Errorf("%s=%q: %v", env, v, err)
+		}
+	}
+	return nil
+}
