@@ -33,7 +33,7 @@ func (s *Server) cmdCONFIGGET(c *Client, args [][]byte) Reply {
 	for _, p := range configParams {
 		for _, pat := range args[2:] {
 			if glob.MatchFold(string(pat), p.name) {
-				out = append(out, KV{BulkString(p.name), BulkString(p.get(&cfg))})
+				out = append(out, KV{K: BulkString(p.name), V: BulkString(p.get(&cfg))})
 				break
 			}
 		}

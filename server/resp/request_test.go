@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"errors"
@@ -27,19 +27,19 @@ func TestSplitArgs(t *testing.T) {
 		{"", nil, true},
 	}
 	for _, tt := range tests {
-		got, ok := splitArgs([]byte(tt.in))
+		got, ok := SplitArgs([]byte(tt.in))
 		var strs []string
 		for _, a := range got {
 			strs = append(strs, string(a))
 		}
 		if ok != tt.ok || !reflect.DeepEqual(strs, tt.want) {
-			t.Errorf("splitArgs(%q) = %q, %v; want %q, %v", tt.in, strs, ok, tt.want, tt.ok)
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q, %v", tt.in, strs, ok, tt.want, tt.ok)
 		}
 	}
 }
 
 func TestRequestReader(t *testing.T) {
-	big := strings.Repeat("a", inlineMaxSize+10)
+	big := strings.Repeat("a", InlineMaxSize+10)
 	tests := []struct {
 		name    string
 		in      string
@@ -64,7 +64,7 @@ func TestRequestReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rr := newRequestReader(strings.NewReader(tt.in),
+			rr := NewRequestReader(strings.NewReader(tt.in),
 				func() int64 { return 1 << 20 }, func() bool { return tt.authed })
 			var got [][]string
 			var err error
@@ -89,7 +89,7 @@ func TestRequestReader(t *testing.T) {
 				}
 				return
 			}
-			var pe protocolError
+			var pe ProtocolError
 			if !errors.As(err, &pe) || string(pe) != tt.wantErr {
 				t.Errorf("err = %v, want protocol error %q", err, tt.wantErr)
 			}
@@ -117,10 +117,10 @@ func TestAppendReply(t *testing.T) {
 		{Verbatim("hi"), "$2\r\nhi\r\n", "=6\r\ntxt:hi\r\n"},
 	}
 	for _, tt := range tests {
-		if got := string(appendReply(nil, tt.r, 2)); got != tt.p2 {
+		if got := string(AppendReply(nil, tt.r, 2)); got != tt.p2 {
 			t.Errorf("RESP2 %#v = %q, want %q", tt.r, got, tt.p2)
 		}
-		if got := string(appendReply(nil, tt.r, 3)); got != tt.p3 {
+		if got := string(AppendReply(nil, tt.r, 3)); got != tt.p3 {
 			t.Errorf("RESP3 %#v = %q, want %q", tt.r, got, tt.p3)
 		}
 	}
