@@ -70,3 +70,44 @@ func TestReadReply(t *testing.T) {
 		t.Errorf("empty input: %v, want EOF", err)
 	}
 }
+
+// TestReadValue reads replies as Values: kinds and nulls as sent, a map's
+// keys and values alternating, an attribute dropped.
+func TestReadValue(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Value
+	}{
+		{"+OK\r\n", Value{Kind: '+', Str: "OK"}},
+		{":-7\r\n", Value{Kind: ':', Int: -7}},
+		{"$-1\r\n", Value{Kind: '$', Nil: true}},
+		{"*-1\r\n", Value{Kind: '*', Nil: true}},
+		{"_\r\n", Value{Kind: '_', Nil: true}},
+		{"=8\r\ntxt:a\r\nb\r\n", Value{Kind: '=', Str: "txt:a\r\nb"}},
+		{"%1\r\n+a\r\n*2\r\n:1\r\n#t\r\n", Value{Kind: '%', Elems: []Value{{Kind: '+', Str: "a"},
+			{Kind: '*', Elems: []Value{{Kind: ':', Int: 1}, {Kind: '#', Str: "t"}}}}}},
+		{"|1\r\n+ttl\r\n:3600\r\n$2\r\nhi\r\n", Value{Kind: '$', Str: "hi"}},
+	}
+	for _, tt := range tests {
+		got, err := NewReplyReader(bufio.NewReader(strings.NewReader(tt.in))).Read()
+		if err != nil || !got.Equal(tt.want) {
+			t.Errorf("Read(%q) = %#v, %v; want %#v", tt.in, got, err, tt.want)
+		}
+		if enc := AppendValue(nil, got); tt.in[0] != '|' && string(enc) != tt.in {
+			t.Errorf("AppendValue(%#v) = %q, want %q", got, enc, tt.in)
+		}
+	}
+}
+
+// TestReplyLimits refuses a reply past each bound.
+func TestReplyLimits(t *testing.T) {
+	lim := ReplyLimits{Depth: 1, Line: 8, Elems: 2, Bulk: 3}
+	for _, in := range []string{"*1\r\n*1\r\n*1\r\n:1\r\n", "+123456\r\n", "*3\r\n", "%3\r\n", "$4\r\nabcd\r\n"} {
+		rr := NewReplyReader(bufio.NewReader(strings.NewReader(in)))
+		rr.Limits = lim
+		var pe ReplyProtocolError
+		if _, err := rr.ReadRaw(nil); !errors.As(err, &pe) {
+			t.Errorf("ReadRaw(%q) = %v, want a protocol error", in, err)
+		}
+	}
+}

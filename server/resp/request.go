@@ -54,7 +54,10 @@ type RequestReader struct {
 // NewRequestReader reads requests from r. maxBulk returns the current
 // proto-max-bulk-len and authed whether the client has authenticated (an
 // unauthenticated client gets Redis's smaller limits); both are called per
-// request, so a CONFIG SET or an AUTH applies to the next one.
+// request, so a CONFIG SET or an AUTH applies to the next one. maxBulk
+// must return at least 1 MiB, the smallest proto-max-bulk-len Redis
+// accepts: a request read whole from the buffer checks only its bulks
+// longer than that against it.
 func NewRequestReader(r io.Reader, maxBulk func() int64, authed func() bool) *RequestReader {
 	return &RequestReader{r: bufio.NewReaderSize(r, 16<<10), maxBulk: maxBulk, authed: authed}
 }
