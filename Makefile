@@ -1,7 +1,7 @@
 # streamd build and test entry points. `make test` is what CI (.ci/run) runs.
 GO ?= go
 
-.PHONY: all test build run vet fmt bench crash bench-durable
+.PHONY: all test build run vet fmt fuzz bench crash bench-durable
 
 all: vet test
 
@@ -27,6 +27,13 @@ vet:
 # Rewrites files in place; CI-style check: test -z "$$(gofmt -l .)".
 fmt:
 	gofmt -w .
+
+# The RESP fuzz targets (server/resp), each for FUZZTIME: the request
+# reader, then the reply reader. Findings land in server/resp/testdata/fuzz.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test ./server/resp -run '^$$' -fuzz '^FuzzRequestReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./server/resp -run '^$$' -fuzz '^FuzzReplyReader$$' -fuzztime $(FUZZTIME)
 
 # Go benchmarks, then streamd against redis-server under redis-benchmark
 # (bench/compare.sh prints requests/s and ratios). Tests never assert speed.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"streamd/server/resp"
 	"streamd/streams"
 )
 
@@ -89,7 +90,7 @@ func wantErr(t *testing.T, line, want string) {
 
 // render writes r in the protocol as the connection would.
 func render(r Reply, proto int) string {
-	return string(appendReply(nil, r, proto))
+	return string(resp.AppendReply(nil, r, proto))
 }
 
 func TestStreamCmdParseInt64(t *testing.T) {

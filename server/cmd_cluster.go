@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamd/replication"
+	"streamd/server/resp"
 )
 
 // CLUSTER: the Redis Cluster view of the node's shards, so that go-redis's
@@ -283,20 +284,20 @@ func (s *Server) cmdCLUSTERSHARDS(c *Client, args [][]byte) Reply {
 		nodes := Array{}
 		add := func(m memberView, role string) {
 			kv := Map{
-				{BulkString("id"), BulkString(m.id)},
-				{BulkString("port"), Int(m.port)},
-				{BulkString("ip"), BulkString(m.host)},
-				{BulkString("endpoint"), BulkString(m.host)},
-				{BulkString("role"), BulkString(role)},
+				{K: BulkString("id"), V: BulkString(m.id)},
+				{K: BulkString("port"), V: Int(m.port)},
+				{K: BulkString("ip"), V: BulkString(m.host)},
+				{K: BulkString("endpoint"), V: BulkString(m.host)},
+				{K: BulkString("role"), V: BulkString(role)},
 			}
 			if m.myself {
-				kv = append(kv, KV{BulkString("replication-offset"), Int(int64(s.node.Shard(v.index).Info().AppliedIndex))})
+				kv = append(kv, KV{K: BulkString("replication-offset"), V: Int(int64(s.node.Shard(v.index).Info().AppliedIndex))})
 			}
 			health := "online"
 			if !m.ok {
 				health = "failed"
 			}
-			kv = append(kv, KV{BulkString("health"), BulkString(health)})
+			kv = append(kv, KV{K: BulkString("health"), V: BulkString(health)})
 			nodes = append(nodes, kv)
 		}
 		if v.leader != nil {
@@ -306,8 +307,8 @@ func (s *Server) cmdCLUSTERSHARDS(c *Client, args [][]byte) Reply {
 			add(f, "replica")
 		}
 		out = append(out, Map{
-			{BulkString("slots"), Array{Int(v.first), Int(v.last)}},
-			{BulkString("nodes"), nodes},
+			{K: BulkString("slots"), V: Array{Int(v.first), Int(v.last)}},
+			{K: BulkString("nodes"), V: nodes},
 		})
 	}
 	return out
@@ -438,17 +439,14 @@ func (s *Server) clusterInfo(b *strings.Builder) {
 	infoInt(b, "cluster_shards", int64(n))
 }
 
-// errorText turns a replication error into a reply: its text when it
-// already starts with a Redis error code (TRYAGAIN, CLUSTERDOWN, ERR…),
-// else "ERR " and the text.
+// errorText turns a replication error into a reply: a NotLeaderError,
+// even wrapped, as its own text (TRYAGAIN or CLUSTERDOWN); any other error
+// by resp.ErrorText's rule (its text when it starts with a Redis error
+// code, else "ERR " and the text).
 func errorText(err error) ErrorReply {
-	msg := err.Error()
 	var nl *replication.NotLeaderError
 	if errors.As(err, &nl) {
 		return ErrorReply(nl.Error())
 	}
-	if code, _, ok := strings.Cut(msg, " "); ok && code != "" && strings.ToUpper(code) == code && !strings.ContainsAny(code, ":,.") {
-		return ErrorReply(msg)
-	}
-	return ErrorReply("ERR " + msg)
+	return ErrorReply(resp.ErrorText(err.Error()))
 }

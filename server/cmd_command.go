@@ -94,14 +94,14 @@ func (s *Server) cmdCOMMANDDOCS(c *Client, args [][]byte) Reply {
 	var out Map
 	if len(args) == 2 {
 		for _, cmd := range s.cmds.sorted {
-			out = append(out, KV{BulkString(cmd.Name), commandDocs(cmd)})
+			out = append(out, KV{K: BulkString(cmd.Name), V: commandDocs(cmd)})
 		}
 		return out
 	}
 	out = Map{}
 	for _, a := range args[2:] {
 		if cmd := s.cmds.lookupFull(string(a)); cmd != nil {
-			out = append(out, KV{BulkString(cmd.Name), commandDocs(cmd)})
+			out = append(out, KV{K: BulkString(cmd.Name), V: commandDocs(cmd)})
 		}
 	}
 	return out
@@ -111,16 +111,16 @@ func (s *Server) cmdCOMMANDDOCS(c *Client, args [][]byte) Reply {
 // container, its subcommands' docs.
 func commandDocs(cmd *Command) Reply {
 	m := Map{
-		{BulkString("summary"), BulkString(cmd.Summary)},
-		{BulkString("since"), BulkString(cmd.Since)},
-		{BulkString("group"), BulkString(cmd.Group)},
+		{K: BulkString("summary"), V: BulkString(cmd.Summary)},
+		{K: BulkString("since"), V: BulkString(cmd.Since)},
+		{K: BulkString("group"), V: BulkString(cmd.Group)},
 	}
 	if len(cmd.Subcommands) > 0 {
 		subs := make(Map, 0, len(cmd.Subcommands))
 		for _, sc := range cmd.Subcommands {
-			subs = append(subs, KV{BulkString(sc.Name), commandDocs(sc)})
+			subs = append(subs, KV{K: BulkString(sc.Name), V: commandDocs(sc)})
 		}
-		m = append(m, KV{BulkString("subcommands"), subs})
+		m = append(m, KV{K: BulkString("subcommands"), V: subs})
 	}
 	return m
 }

@@ -39,7 +39,7 @@ func (s *Server) cmdCONFIGGET(c *Client, args [][]byte) Reply {
 	for _, p := range config.Directives() {
 		for _, pat := range args[2:] {
 			if glob.MatchFold(string(pat), p.Name()) {
-				out = append(out, KV{BulkString(p.Name()), BulkString(p.Get(&cfg))})
+				out = append(out, KV{K: BulkString(p.Name()), V: BulkString(p.Get(&cfg))})
 				break
 			}
 		}

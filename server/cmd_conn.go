@@ -98,13 +98,13 @@ func cmdHELLO(c *Client, args [][]byte) Reply {
 		mode = "cluster"
 	}
 	return Map{
-		{BulkString("server"), BulkString("redis")},
-		{BulkString("version"), BulkString(serverVersion)},
-		{BulkString("proto"), Int(proto)},
-		{BulkString("id"), Int(c.id)},
-		{BulkString("mode"), BulkString(mode)},
-		{BulkString("role"), BulkString("master")},
-		{BulkString("modules"), Array{}},
+		{K: BulkString("server"), V: BulkString("redis")},
+		{K: BulkString("version"), V: BulkString(serverVersion)},
+		{K: BulkString("proto"), V: Int(proto)},
+		{K: BulkString("id"), V: Int(c.id)},
+		{K: BulkString("mode"), V: BulkString(mode)},
+		{K: BulkString("role"), V: BulkString("master")},
+		{K: BulkString("modules"), V: Array{}},
 	}
 }
 

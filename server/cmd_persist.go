@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"streamd/server/resp"
 )
 
 // SAVE, BGSAVE, LASTSAVE and SHUTDOWN. streamd's "RDB" is the shard's
@@ -72,18 +74,11 @@ func (s *Server) persistCommands() []*Command {
 	}
 }
 
-// shardErrorReply turns a shard error into a reply: its text when it
-// already starts with a Redis error code ("MISCONF …", "ERR …"), else
-// "ERR " and the text.
+// shardErrorReply turns a shard error into a reply by resp.ErrorText's
+// rule: its text when it already starts with a Redis error code
+// ("MISCONF …", "ERR …"), else "ERR " and the text.
 func shardErrorReply(err error) ErrorReply {
-	msg := err.Error()
-	code, _, _ := strings.Cut(msg, " ")
-	if code != "" && strings.ToUpper(code) == code && strings.IndexFunc(code, func(r rune) bool {
-		return r < 'A' || r > 'Z'
-	}) < 0 {
-		return ErrorReply(msg)
-	}
-	return ErrorReply("ERR " + msg)
+	return ErrorReply(resp.ErrorText(err.Error()))
 }
 
 // save snapshots every shard of this node now (logging a failure); the

@@ -73,12 +73,12 @@ func (s *Server) cmdRAFTNODES(c *Client, args [][]byte) Reply {
 			addr = v.host + ":" + strconv.Itoa(v.port)
 		}
 		out = append(out, Map{
-			{BulkString("id"), BulkString(m.ID)},
-			{BulkString("raft-addr"), BulkString(m.RaftAddr)},
-			{BulkString("client-addr"), BulkString(addr)},
-			{BulkString("voter"), Int(boolInt(m.Voter))},
-			{BulkString("myself"), Int(boolInt(v.myself))},
-			{BulkString("leads"), leads},
+			{K: BulkString("id"), V: BulkString(m.ID)},
+			{K: BulkString("raft-addr"), V: BulkString(m.RaftAddr)},
+			{K: BulkString("client-addr"), V: BulkString(addr)},
+			{K: BulkString("voter"), V: Int(boolInt(m.Voter))},
+			{K: BulkString("myself"), V: Int(boolInt(v.myself))},
+			{K: BulkString("leads"), V: leads},
 		})
 	}
 	return out
@@ -96,16 +96,16 @@ func (s *Server) cmdRAFTSHARDS(c *Client, args [][]byte) Reply {
 		info := s.node.Shard(i).Info()
 		id, addr := s.node.Leader(i)
 		out = append(out, Map{
-			{BulkString("shard"), Int(i)},
-			{BulkString("slots"), Array{Int(first), Int(last)}},
-			{BulkString("leader"), BulkString(id)},
-			{BulkString("leader-addr"), BulkString(addr)},
-			{BulkString("term"), Int(int64(info.Term))},
-			{BulkString("commit-index"), Int(int64(info.CommitIndex))},
-			{BulkString("applied-index"), Int(int64(info.AppliedIndex))},
-			{BulkString("last-snapshot-index"), Int(int64(info.LastSnapshotIndex))},
-			{BulkString("voters"), Int(info.Voters)},
-			{BulkString("role"), BulkString(info.Role)},
+			{K: BulkString("shard"), V: Int(i)},
+			{K: BulkString("slots"), V: Array{Int(first), Int(last)}},
+			{K: BulkString("leader"), V: BulkString(id)},
+			{K: BulkString("leader-addr"), V: BulkString(addr)},
+			{K: BulkString("term"), V: Int(int64(info.Term))},
+			{K: BulkString("commit-index"), V: Int(int64(info.CommitIndex))},
+			{K: BulkString("applied-index"), V: Int(int64(info.AppliedIndex))},
+			{K: BulkString("last-snapshot-index"), V: Int(int64(info.LastSnapshotIndex))},
+			{K: BulkString("voters"), V: Int(info.Voters)},
+			{K: BulkString("role"), V: BulkString(info.Role)},
 		})
 	}
 	return out

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"streamd/server/resp"
 )
 
 // Client is one connection. Its commands run one at a time on the
@@ -290,7 +292,7 @@ func (s *Server) serveClient(c *Client) {
 			c.backlog.Add(-1)
 			if req.err != nil {
 				pl.drain()
-				var pe protocolError
+				var pe resp.ProtocolError
 				if errors.As(req.err, &pe) {
 					s.stats.errorReply("ERR")
 					c.reply(ErrorReply("ERR " + pe.Error()))
@@ -328,7 +330,7 @@ func (c *Client) readLoop(reqs chan<- []request) {
 	defer close(reqs)
 	defer close(c.closed)
 	s := c.srv
-	rr := newRequestReader(c.nc,
+	rr := resp.NewRequestReader(c.nc,
 		func() int64 { return s.config().ProtoMaxBulkLen },
 		func() bool { return c.authed.Load() || s.config().RequirePass == "" })
 	send := func(batch []request) bool {
@@ -352,7 +354,7 @@ func (c *Client) readLoop(reqs chan<- []request) {
 				continue
 			}
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				var pe protocolError
+				var pe resp.ProtocolError
 				if errors.As(err, &pe) {
 					send([]request{{err: err}})
 				}
@@ -362,7 +364,7 @@ func (c *Client) readLoop(reqs chan<- []request) {
 		batch := make([]request, 1, 8)
 		batch[0].args = args
 		for len(batch) < maxPipeline && rr.Buffered() > 0 {
-			more, ok := rr.readBuffered()
+			more, ok := rr.ReadBuffered()
 			if !ok {
 				break
 			}

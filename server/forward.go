@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"streamd/config"
 	"streamd/replication"
+	"streamd/server/resp"
 )
 
 // Forwarding (plain mode): a command for a shard led by another node is
@@ -30,7 +30,7 @@ import (
 type upstream struct {
 	addr  string
 	conn  net.Conn
-	r     *bufio.Reader
+	r     *resp.ReplyReader
 	w     *bufio.Writer
 	proto int
 	db    int
@@ -62,136 +62,6 @@ const (
 // errLostUpstream is the cause of an unknown outcome on a broken upstream.
 var errLostUpstream = errors.New("lost the connection to the shard leader")
 
-// Reply reader bounds: a relayed reply is at most this deep, a line at most
-// maxReplyLine bytes, an aggregate at most maxReplyElems elements and a bulk
-// at most maxReplyBulk bytes (Redis's proto-max-bulk-len ceiling).
-const (
-	maxReplyDepth = 64
-	maxReplyLine  = 64 << 10
-	maxReplyElems = 1 << 30
-	maxReplyBulk  = 512 << 20
-)
-
-// errReplyProtocol is a malformed reply from an upstream.
-type errReplyProtocol string
-
-func (e errReplyProtocol) Error() string { return "protocol error in upstream reply: " + string(e) }
-
-// readReply reads exactly one RESP2/RESP3 reply from r and appends its
-// bytes to dst. An attribute (|) is read with the reply it annotates. A
-// push (>) is a reply here too; callers skip it (see readResult).
-func readReply(r *bufio.Reader, dst []byte) ([]byte, error) {
-	return readReplyDepth(r, dst, 0)
-}
-
-func readReplyDepth(r *bufio.Reader, dst []byte, depth int) ([]byte, error) {
-	if depth > maxReplyDepth {
-		return dst, errReplyProtocol("nested too deep")
-	}
-	start := len(dst)
-	dst, err := readReplyLine(r, dst)
-	if err != nil {
-		return dst, err
-	}
-	line := dst[start+1 : len(dst)-2]
-	switch t := dst[start]; t {
-	case '+', '-', ':', '_', ',', '#', '(':
-		return dst, nil
-	case '$', '!', '=':
-		n, ok := parseReplyLen(line)
-		if !ok || n > maxReplyBulk {
-			return dst, errReplyProtocol("bad bulk length")
-		}
-		if n < 0 {
-			if t != '$' {
-				return dst, errReplyProtocol("bad bulk length")
-			}
-			return dst, nil
-		}
-		need := int(n) + 2
-		off := len(dst)
-		dst = append(dst, make([]byte, need)...)
-		if _, err := io.ReadFull(r, dst[off:]); err != nil {
-			return dst, unexpectedEOF(err)
-		}
-		if dst[len(dst)-2] != '\r' || dst[len(dst)-1] != '\n' {
-			return dst, errReplyProtocol("bulk not terminated by CRLF")
-		}
-		return dst, nil
-	case '*', '%', '~', '>', '|':
-		n, ok := parseReplyLen(line)
-		if !ok || n > maxReplyElems {
-			return dst, errReplyProtocol("bad aggregate length")
-		}
-		if n < 0 {
-			if t != '*' {
-				return dst, errReplyProtocol("bad aggregate length")
-			}
-			return dst, nil
-		}
-		if t == '%' || t == '|' {
-			n *= 2
-		}
-		for range n {
-			if dst, err = readReplyDepth(r, dst, depth+1); err != nil {
-				return dst, err
-			}
-		}
-		if t == '|' {
-			// The attribute annotates the reply that follows it.
-			return readReplyDepth(r, dst, depth+1)
-		}
-		return dst, nil
-	default:
-		return dst, errReplyProtocol("unknown reply type " + strconv.QuoteRune(rune(t)))
-	}
-}
-
-// readReplyLine appends one CRLF-terminated line (at least the type byte).
-func readReplyLine(r *bufio.Reader, dst []byte) ([]byte, error) {
-	start := len(dst)
-	for {
-		frag, err := r.ReadSlice('\n')
-		dst = append(dst, frag...)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			if len(dst) > start {
-				return dst, unexpectedEOF(err)
-			}
-			return dst, err
-		}
-		if len(dst)-start > maxReplyLine {
-			return dst, errReplyProtocol("line too long")
-		}
-	}
-	if n := len(dst) - start; n < 3 || dst[len(dst)-2] != '\r' {
-		return dst, errReplyProtocol("line not terminated by CRLF")
-	}
-	return dst, nil
-}
-
-// parseReplyLen parses an aggregate or bulk length (-1 is null).
-func parseReplyLen(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	return n, err == nil && n >= -1
-}
-
-// appendRequest renders args as a RESP multibulk request.
-func appendRequest(b []byte, args ...[]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = appendBulk(b, '$', a)
-	}
-	return b
-}
-
 // upstreamTo returns c's upstream to the node at addr, dialling it.
 func (s *Server) upstreamTo(c *Client, addr string) (*upstream, error) {
 	if up := c.ups[addr]; up != nil {
@@ -201,7 +71,7 @@ func (s *Server) upstreamTo(c *Client, addr string) (*upstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	up := &upstream{addr: addr, conn: nc, r: bufio.NewReaderSize(nc, 16<<10),
+	up := &upstream{addr: addr, conn: nc, r: resp.NewReplyReader(bufio.NewReaderSize(nc, 16<<10)),
 		w: bufio.NewWriterSize(nc, 16<<10), proto: 2}
 	if c.ups == nil {
 		c.ups = make(map[string]*upstream)
@@ -241,17 +111,17 @@ func (up *upstream) send(c *Client, reqs ...[][]byte) error {
 	var buf []byte
 	prefix := 0
 	if p := c.Proto(); p != up.proto {
-		buf = appendRequest(buf, []byte("HELLO"), []byte(strconv.Itoa(p)))
+		buf = resp.AppendCommand(buf, []byte("HELLO"), []byte(strconv.Itoa(p)))
 		prefix++
 		up.proto = p
 	}
 	if db := c.DB(); db != up.db {
-		buf = appendRequest(buf, []byte("SELECT"), []byte(strconv.Itoa(db)))
+		buf = resp.AppendCommand(buf, []byte("SELECT"), []byte(strconv.Itoa(db)))
 		prefix++
 		up.db = db
 	}
 	for _, args := range reqs {
-		buf = appendRequest(buf, args...)
+		buf = resp.AppendCommand(buf, args...)
 	}
 	if _, err := up.w.Write(buf); err != nil {
 		return err
@@ -277,7 +147,7 @@ func (up *upstream) readResult(dst []byte) ([]byte, error) {
 	for {
 		start := len(dst)
 		var err error
-		dst, err = readReply(up.r, dst)
+		dst, err = up.r.ReadRaw(dst)
 		if err != nil {
 			return dst, err
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"streamd/server/resp"
 	"streamd/streams"
 )
 
@@ -30,7 +31,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 // readAll reads every request from in, n bytes per read, and returns the
 // arguments (as strings) and the error that ended reading.
 func readAll(in string, n int, authed bool) ([][]string, error) {
-	rr := newRequestReader(&chunkReader{data: []byte(in), n: n},
+	rr := resp.NewRequestReader(&chunkReader{data: []byte(in), n: n},
 		func() int64 { return 1 << 20 }, func() bool { return authed })
 	var out [][]string
 	for {
@@ -97,7 +98,7 @@ func TestStreamReplyTypes(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, proto := range []int{2, 3} {
-			got, want := appendReply(nil, c.fast, proto), appendReply(nil, c.slow, proto)
+			got, want := resp.AppendReply(nil, c.fast, proto), resp.AppendReply(nil, c.slow, proto)
 			if !bytes.Equal(got, want) {
 				t.Errorf("RESP%d %#v: got %q want %q", proto, c.fast, got, want)
 			}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"sync"
+
+	"streamd/server/resp"
 )
 
 // A client's output goes through an outBuf: replies and pushes are rendered
@@ -63,7 +65,7 @@ func (ob *outBuf) init() { ob.cond.L = &ob.mu }
 // appendLocked renders r at the end of the queue; ob.mu is held.
 func (ob *outBuf) appendLocked(r Reply, proto int) {
 	n := len(ob.buf)
-	ob.buf = appendReply(ob.buf, r, proto)
+	ob.buf = resp.AppendReply(ob.buf, r, proto)
 	ob.queued += int64(len(ob.buf) - n)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"streamd/config"
 	"streamd/internal/testutil"
+	"streamd/server/resp"
 )
 
 // TestSlowTrackingClient checks that a tracking client that stops reading
@@ -142,7 +143,7 @@ func TestPushHeldUntilTrackedReply(t *testing.T) {
 		t.Fatalf("push queued during the hold (%d bytes)", queued)
 	}
 	c.reply(Bulk("old"))
-	want := string(appendReply(appendReply(nil, Bulk("old"), 3), inv, 3))
+	want := string(resp.AppendReply(resp.AppendReply(nil, Bulk("old"), 3), inv, 3))
 	c.out.mu.Lock()
 	got := string(c.out.buf)
 	hold := c.out.hold
@@ -158,7 +159,7 @@ func TestPushHeldUntilTrackedReply(t *testing.T) {
 	c.out.mu.Lock()
 	n := c.out.queued
 	c.out.mu.Unlock()
-	if n != int64(2*len(appendReply(nil, inv, 3))+len(appendReply(nil, Bulk("old"), 3))) {
+	if n != int64(2*len(resp.AppendReply(nil, inv, 3))+len(resp.AppendReply(nil, Bulk("old"), 3))) {
 		t.Fatalf("queued %d bytes after the hold, want the second push queued too", n)
 	}
 }

@@ -1,73 +1,94 @@
 package server
 
-// Reply is a value a handler returns; the connection renders it in the
-// client's protocol (RESP2 or RESP3) in one place (see writeReply).
-//
-// Concrete reply types:
-//
-//	SimpleString  +OK
-//	ErrorReply    -ERR ... (the text includes the code: "ERR ...", "NOGROUP ...")
-//	Int           :1
-//	Bulk          $3\r\nabc (nil Bulk is a null bulk: $-1 / _)
-//	Array         *2 ... (nil Array is a null array: *-1 / _)
-//	Map           RESP3 %N, RESP2 a flat array of 2N
-//	Set           RESP3 ~N, RESP2 an array
-//	Double        RESP3 ,1.5, RESP2 a bulk string
-//	Null          RESP2 $-1, RESP3 _
-//	NullArray     RESP2 *-1, RESP3 _
-//	Verbatim      RESP3 =N txt:..., RESP2 a bulk string
-//	Push          RESP3 >N (out-of-band), RESP2 an array
-//	IDBulk        a stream ID as a bulk string "ms-seq"
-//	EntryReply    a stream entry: [id, [field, value, ...]] (see xreply.go)
-//
-// IDBulk and EntryReply render what Bulk and Array values would; they exist
-// so the hottest replies (XADD's ID, the entries of XREADGROUP and XRANGE)
-// need one allocation instead of one per ID digit run and per field.
-type Reply interface{}
+import (
+	"streamd/server/resp"
+	"streamd/streams"
+)
+
+// Handlers return reply values of package resp (see resp.Reply); the
+// connection renders them in the client's protocol with resp.AppendReply.
+// The names below are the same types under the names handlers use.
+
+// Reply is a value a handler returns (resp.Reply).
+type Reply = resp.Reply
 
 // SimpleString is a status reply.
-type SimpleString string
+type SimpleString = resp.SimpleString
 
 // ErrorReply is an error reply; the text starts with its code.
-type ErrorReply string
+type ErrorReply = resp.ErrorReply
 
 // Int is an integer reply.
-type Int int64
+type Int = resp.Int
 
 // Bulk is a bulk string; nil is the null bulk string.
-type Bulk []byte
+type Bulk = resp.Bulk
 
 // Array is an array reply; nil is the null array.
-type Array []Reply
+type Array = resp.Array
 
 // Map is a RESP3 map, flattened to an array in RESP2.
-type Map []KV
+type Map = resp.Map
 
 // KV is one key/value of a Map.
-type KV struct {
-	K, V Reply
-}
+type KV = resp.KV
 
 // Set is a RESP3 set, an array in RESP2.
-type Set []Reply
+type Set = resp.Set
 
 // Double is a RESP3 double, a bulk string in RESP2.
-type Double float64
+type Double = resp.Double
 
 // Null is the null reply (RESP2 null bulk).
-type Null struct{}
+type Null = resp.Null
 
 // NullArray is the null reply that RESP2 sends as *-1.
-type NullArray struct{}
+type NullArray = resp.NullArray
 
 // Verbatim is a RESP3 verbatim string ("txt"), a bulk string in RESP2.
-type Verbatim string
+type Verbatim = resp.Verbatim
 
 // Push is a RESP3 push (e.g. tracking's invalidate), an array in RESP2.
-type Push []Reply
+type Push = resp.Push
 
 // OK is the +OK reply.
-const OK = SimpleString("OK")
+const OK = resp.OK
 
 // BulkString returns s as a Bulk.
-func BulkString(s string) Bulk { return Bulk(s) }
+func BulkString(s string) Bulk { return resp.BulkString(s) }
+
+// IDBulk and EntryReply (xreply.go) render what Bulk and Array values
+// would; they exist so the hottest replies (XADD's ID, the entries of
+// XREADGROUP and XRANGE) need one allocation instead of one per ID digit
+// run and per field.
+
+// AppendRESP writes id as the bulk string "ms-seq" (resp.Appender).
+func (id IDBulk) AppendRESP(b []byte, _ int) []byte {
+	return appendIDBulk(b, streams.ID(id))
+}
+
+// AppendRESP writes the entry as [id, [field, value, ...]], or [id, null]
+// when it has no fields (resp.Appender).
+func (e EntryReply) AppendRESP(b []byte, proto int) []byte {
+	b = append(b, '*', '2', '\r', '\n')
+	b = appendIDBulk(b, e.ID)
+	if e.Fields == nil {
+		return resp.AppendNull(b, proto, '*')
+	}
+	b = resp.AppendHeader(b, '*', len(e.Fields))
+	for _, f := range e.Fields {
+		b = resp.AppendBulk(b, '$', f)
+	}
+	return b
+}
+
+// appendIDBulk writes id as the bulk string "ms-seq" without building the
+// string first.
+func appendIDBulk(b []byte, id streams.ID) []byte {
+	var digits [41]byte // two uint64s (20 digits each) and the dash
+	s := id.Append(digits[:0])
+	return resp.AppendBulk(b, '$', s)
+}
+
+// splitArgs is Redis's sdssplitargs (resp.SplitArgs), for config lines.
+func splitArgs(line []byte) ([][]byte, bool) { return resp.SplitArgs(line) }

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sort"
 	"strings"
@@ -113,69 +110,6 @@ func bytesArgs(ss []string) [][]byte {
 		out[i] = []byte(s)
 	}
 	return out
-}
-
-// TestReadReply reads one reply of every RESP2/RESP3 type, byte for byte,
-// and refuses malformed or truncated ones.
-func TestReadReply(t *testing.T) {
-	good := []string{
-		"+OK\r\n",
-		"-ERR bad\r\n",
-		":42\r\n",
-		":-1\r\n",
-		"$3\r\nabc\r\n",
-		"$0\r\n\r\n",
-		"$-1\r\n",
-		"$4\r\na\r\nb\r\n", // CRLF inside a bulk
-		"*-1\r\n",
-		"*0\r\n",
-		"*2\r\n$1\r\na\r\n*1\r\n:1\r\n",
-		"_\r\n",
-		",1.5\r\n",
-		"#t\r\n",
-		"(3492890328409238509324850943850943825024385\r\n",
-		"!21\r\nSYNTAX invalid syntax\r\n",
-		"=15\r\ntxt:Some string\r\n",
-		"%2\r\n+a\r\n:1\r\n+b\r\n*1\r\n%1\r\n$1\r\nk\r\n~2\r\n:1\r\n_\r\n",
-		"~3\r\n+a\r\n+b\r\n#f\r\n",
-		">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n",
-		"|1\r\n+ttl\r\n:3600\r\n$5\r\nvalue\r\n", // attribute then its reply
-		"*1\r\n|1\r\n+a\r\n+b\r\n:7\r\n",         // nested attribute
-	}
-	for _, g := range good {
-		const next = "+NEXT\r\n"
-		r := bufio.NewReaderSize(strings.NewReader(g+next), 16)
-		got, err := readReply(r, nil)
-		if err != nil || string(got) != g {
-			t.Errorf("readReply(%q) = %q, %v", g, got, err)
-			continue
-		}
-		rest, err := readReply(r, nil)
-		if err != nil || string(rest) != next {
-			t.Errorf("after %q: next reply %q, %v", g, rest, err)
-		}
-	}
-	bad := []string{
-		"?what\r\n",
-		"+OK\n",
-		"$3\r\nabcd\r\n",
-		"$x\r\n",
-		"$-2\r\n",
-		"!-1\r\n",
-		"%-1\r\n",
-		"*2\r\n:1\r\n",     // truncated
-		"$10\r\nabc",       // truncated
-		"*99999999999\r\n", // too many elements
-		strings.Repeat("*1\r\n", maxReplyDepth+2) + ":1\r\n",
-	}
-	for _, b := range bad {
-		if got, err := readReply(bufio.NewReader(strings.NewReader(b)), nil); err == nil {
-			t.Errorf("readReply(%q) = %q, want an error", b, got)
-		}
-	}
-	if _, err := readReply(bufio.NewReader(strings.NewReader("")), nil); !errors.Is(err, io.EOF) {
-		t.Errorf("empty input: %v, want EOF", err)
-	}
 }
 
 // TestRelayedKeepsBytes checks a relayed reply is written as it came, in

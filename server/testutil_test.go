@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"streamd/internal/testutil"
+	"streamd/server/resp"
 )
 
 // startRedis starts a fresh real redis-server on a free loopback port with
@@ -229,73 +229,35 @@ func (c *respConn) Do(args ...string) (Value, error) {
 	return c.Receive(10 * time.Second)
 }
 
-// readValue parses one RESP2/RESP3 value.
+// readValue reads one RESP2/RESP3 reply with resp's reply reader and
+// returns it as a Value, normalised for comparison: a RESP3 blob error is
+// Kind '-' like a simple error, and a verbatim string loses its "txt:"
+// format prefix. Attributes are dropped (the reader returns the reply they
+// annotate).
 func readValue(r *bufio.Reader) (Value, error) {
-	line, err := r.ReadString('\n')
+	v, err := resp.NewReplyReader(r).Read()
 	if err != nil {
 		return Value{}, err
 	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return Value{}, fmt.Errorf("bad RESP line %q", line)
+	return testValue(v), nil
+}
+
+// testValue converts a resp.Value (see readValue).
+func testValue(v resp.Value) Value {
+	out := Value{Kind: v.Kind, Str: v.Str, Int: v.Int, Nil: v.Nil}
+	switch v.Kind {
+	case '!':
+		out.Kind = '-'
+	case '=':
+		if len(out.Str) >= 4 {
+			out.Str = out.Str[4:]
+		}
 	}
-	kind, body := line[0], line[1:len(line)-2]
-	switch kind {
-	case '+', '-', ',', '(':
-		return Value{Kind: kind, Str: body}, nil
-	case '#':
-		return Value{Kind: kind, Str: body}, nil
-	case '_':
-		return Value{Kind: '_', Nil: true}, nil
-	case ':':
-		n, err := strconv.ParseInt(body, 10, 64)
-		if err != nil {
-			return Value{}, fmt.Errorf("bad integer %q", body)
+	if v.Elems != nil {
+		out.Elems = make([]Value, len(v.Elems))
+		for i, e := range v.Elems {
+			out.Elems[i] = testValue(e)
 		}
-		return Value{Kind: ':', Int: n}, nil
-	case '$', '=', '!':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return Value{}, fmt.Errorf("bad bulk length %q", body)
-		}
-		if n < 0 {
-			return Value{Kind: '$', Nil: true}, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return Value{}, err
-		}
-		s := string(buf[:n])
-		if kind == '!' { // RESP3 blob error: compare like a simple error
-			return Value{Kind: '-', Str: s}, nil
-		}
-		if kind == '=' && len(s) >= 4 {
-			s = s[4:] // drop the "txt:" format prefix
-		}
-		return Value{Kind: kind, Str: s}, nil
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return Value{}, fmt.Errorf("bad aggregate length %q", body)
-		}
-		if n < 0 {
-			return Value{Kind: '*', Nil: true}, nil
-		}
-		count := n
-		if kind == '%' || kind == '|' {
-			count = 2 * n
-		}
-		v := Value{Kind: kind, Elems: make([]Value, 0, count)}
-		for i := 0; i < count; i++ {
-			e, err := readValue(r)
-			if err != nil {
-				return Value{}, err
-			}
-			v.Elems = append(v.Elems, e)
-		}
-		if kind == '|' { // attributes precede the real reply; ignore them
-			return readValue(r)
-		}
-		return v, nil
 	}
-	return Value{}, fmt.Errorf("unknown RESP type %q in %q", kind, line)
+	return out
 }

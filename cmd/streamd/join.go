@@ -11,6 +11,7 @@ import (
 
 	"streamd/config"
 	"streamd/replication"
+	"streamd/server/resp"
 )
 
 // joinTimeout bounds how long --join keeps asking the member to add this
@@ -120,22 +121,21 @@ func raftAdd(addr, pass, id, raftAddr string, timeout time.Duration) error {
 	return err
 }
 
-// respCall writes one command as a RESP array of bulk strings and reads a
-// one-line reply: "+..." is success, "-..." an error with that text.
+// respCall writes one command as a RESP array of bulk strings and reads
+// one reply: "+..." is success, "-..." an error with that text.
 func respCall(conn net.Conn, r *bufio.Reader, args ...string) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	bargs := make([][]byte, len(args))
+	for i, a := range args {
+		bargs[i] = []byte(a)
 	}
-	if _, err := conn.Write([]byte(b.String())); err != nil {
+	if _, err := conn.Write(resp.AppendCommand(nil, bargs...)); err != nil {
 		return err
 	}
-	line, err := r.ReadString('\n')
+	raw, err := resp.NewReplyReader(r).ReadRaw(nil)
 	if err != nil {
 		return err
 	}
-	line = strings.TrimRight(line, "\r\n")
+	line, _, _ := strings.Cut(string(raw), "\r\n")
 	switch {
 	case strings.HasPrefix(line, "+"):
 		return nil

@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"errors"
@@ -27,19 +27,19 @@ func TestSplitArgs(t *testing.T) {
 		{"", nil, true},
 	}
 	for _, tt := range tests {
-		got, ok := splitArgs([]byte(tt.in))
+		got, ok := SplitArgs([]byte(tt.in))
 		var strs []string
 		for _, a := range got {
 			strs = append(strs, string(a))
 		}
 		if ok != tt.ok || !reflect.DeepEqual(strs, tt.want) {
-			t.Errorf("splitArgs(%q) = %q, %v; want %q, %v", tt.in, strs, ok, tt.want, tt.ok)
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q, %v", tt.in, strs, ok, tt.want, tt.ok)
 		}
 	}
 }
 
 func TestRequestReader(t *testing.T) {
-	big := strings.Repeat("a", inlineMaxSize+10)
+	big := strings.Repeat("a", InlineMaxSize+10)
 	tests := []struct {
 		name    string
 		in      string
@@ -64,7 +64,7 @@ func TestRequestReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rr := newRequestReader(strings.NewReader(tt.in),
+			rr := NewRequestReader(strings.NewReader(tt.in),
 				func() int64 { return 1 << 20 }, func() bool { return tt.authed })
 			var got [][]string
 			var err error
@@ -89,39 +89,10 @@ func TestRequestReader(t *testing.T) {
 				}
 				return
 			}
-			var pe protocolError
+			var pe ProtocolError
 			if !errors.As(err, &pe) || string(pe) != tt.wantErr {
 				t.Errorf("err = %v, want protocol error %q", err, tt.wantErr)
 			}
 		})
-	}
-}
-
-func TestAppendReply(t *testing.T) {
-	tests := []struct {
-		r      Reply
-		p2, p3 string
-	}{
-		{OK, "+OK\r\n", "+OK\r\n"},
-		{ErrorReply("ERR a\r\nb"), "-ERR a  b\r\n", "-ERR a  b\r\n"},
-		{Int(-5), ":-5\r\n", ":-5\r\n"},
-		{Bulk(nil), "$-1\r\n", "_\r\n"},
-		{BulkString(""), "$0\r\n\r\n", "$0\r\n\r\n"},
-		{Array(nil), "*-1\r\n", "_\r\n"},
-		{NullArray{}, "*-1\r\n", "_\r\n"},
-		{Null{}, "$-1\r\n", "_\r\n"},
-		{Map{{BulkString("a"), Int(1)}}, "*2\r\n$1\r\na\r\n:1\r\n", "%1\r\n$1\r\na\r\n:1\r\n"},
-		{Set{Int(1)}, "*1\r\n:1\r\n", "~1\r\n:1\r\n"},
-		{Push{BulkString("x")}, "*1\r\n$1\r\nx\r\n", ">1\r\n$1\r\nx\r\n"},
-		{Double(1.5), "$3\r\n1.5\r\n", ",1.5\r\n"},
-		{Verbatim("hi"), "$2\r\nhi\r\n", "=6\r\ntxt:hi\r\n"},
-	}
-	for _, tt := range tests {
-		if got := string(appendReply(nil, tt.r, 2)); got != tt.p2 {
-			t.Errorf("RESP2 %#v = %q, want %q", tt.r, got, tt.p2)
-		}
-		if got := string(appendReply(nil, tt.r, 3)); got != tt.p3 {
-			t.Errorf("RESP3 %#v = %q, want %q", tt.r, got, tt.p3)
-		}
 	}
 }

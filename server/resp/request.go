@@ -1,4 +1,4 @@
-package server
+package resp
 
 import (
 	"bufio"
@@ -10,28 +10,30 @@ import (
 
 // Limits of Redis's request parser (server.h, networking.c).
 const (
-	// inlineMaxSize is PROTO_INLINE_MAX_SIZE: the longest inline request,
+	// InlineMaxSize is PROTO_INLINE_MAX_SIZE: the longest inline request,
 	// and the longest "*N" / "$N" header line.
-	inlineMaxSize = 64 << 10
+	InlineMaxSize = 64 << 10
 	// maxMultibulkLen is the largest "*N" Redis accepts (INT_MAX).
 	maxMultibulkLen = 1<<31 - 1
-	// unauthMultibulkMax and unauthBulkMax are Redis's limits before a
+	// UnauthMultibulkMax and UnauthBulkMax are Redis's limits before a
 	// client authenticates, so an anonymous client cannot make it buffer
 	// much.
-	unauthMultibulkMax = 10
-	unauthBulkMax      = 16384
+	UnauthMultibulkMax = 10
+	UnauthBulkMax      = 16384
 	// bulkChunk bounds how much is allocated ahead of the bytes actually
 	// received, so a "$536870912" header alone does not allocate 512 MB.
 	bulkChunk = 1 << 20
 )
 
-// protocolError is a malformed request: the server answers
+// ProtocolError is a malformed request: the server answers
 // "-ERR Protocol error: <msg>" and closes the connection, as Redis does.
-type protocolError string
+// Its value is the text after "Protocol error: ".
+type ProtocolError string
 
-func (e protocolError) Error() string { return "Protocol error: " + string(e) }
+// Error returns "Protocol error: " and the reason.
+func (e ProtocolError) Error() string { return "Protocol error: " + string(e) }
 
-// requestReader parses client requests: RESP multibulk ("*N\r\n$len\r\n...")
+// RequestReader parses client requests: RESP multibulk ("*N\r\n$len\r\n...")
 // and inline commands (a line of space-separated, optionally quoted words),
 // with Redis's limits and error texts.
 //
@@ -39,7 +41,9 @@ func (e protocolError) Error() string { return "Protocol error: " + string(e) }
 // latter re-scans the whole buffer each time more bytes of a large bulk
 // arrive, enforces no length limits, and treats a line starting with "$" as
 // a Tile38 command where Redis sees an inline command.
-type requestReader struct {
+//
+// A RequestReader is used by one goroutine at a time.
+type RequestReader struct {
 	r *bufio.Reader
 	// maxBulk returns the current proto-max-bulk-len (CONFIG SET changes it).
 	maxBulk func() int64
@@ -47,17 +51,24 @@ type requestReader struct {
 	authed func() bool
 }
 
-func newRequestReader(r io.Reader, maxBulk func() int64, authed func() bool) *requestReader {
-	return &requestReader{r: bufio.NewReaderSize(r, 16<<10), maxBulk: maxBulk, authed: authed}
+// NewRequestReader reads requests from r. maxBulk returns the current
+// proto-max-bulk-len and authed whether the client has authenticated (an
+// unauthenticated client gets Redis's smaller limits); both are called per
+// request, so a CONFIG SET or an AUTH applies to the next one. maxBulk
+// must return at least 1 MiB, the smallest proto-max-bulk-len Redis
+// accepts: a request read whole from the buffer checks only its bulks
+// longer than that against it.
+func NewRequestReader(r io.Reader, maxBulk func() int64, authed func() bool) *RequestReader {
+	return &RequestReader{r: bufio.NewReaderSize(r, 16<<10), maxBulk: maxBulk, authed: authed}
 }
 
 // Buffered reports whether request bytes are already waiting (pipelining).
-func (rr *requestReader) Buffered() int { return rr.r.Buffered() }
+func (rr *RequestReader) Buffered() int { return rr.r.Buffered() }
 
 // ReadCommand returns the next non-empty request's arguments. Empty requests
 // ("*0", "*-1", blank inline lines) are skipped as Redis skips them. The
 // arguments are freshly allocated and owned by the caller.
-func (rr *requestReader) ReadCommand() ([][]byte, error) {
+func (rr *RequestReader) ReadCommand() ([][]byte, error) {
 	for {
 		b, err := rr.r.Peek(1)
 		if err != nil {
@@ -66,7 +77,7 @@ func (rr *requestReader) ReadCommand() ([][]byte, error) {
 		var args [][]byte
 		if b[0] == '*' {
 			var ok bool
-			if args, ok = rr.readBuffered(); ok {
+			if args, ok = rr.ReadBuffered(); ok {
 				return args, nil
 			}
 			args, err = rr.readMultibulk()
@@ -91,14 +102,14 @@ const (
 	minProtoMaxBulkLen = 1 << 20
 )
 
-// readBuffered parses one multibulk request if all of it is already in the
+// ReadBuffered parses one multibulk request if all of it is already in the
 // read buffer and it has the common well-formed shape ("\r\n" line ends,
 // plain decimal lengths, within every limit); it then consumes it and
 // returns its arguments, which share one new allocation (each capped at its
 // length, so an append to one cannot reach the next). Otherwise it consumes
 // nothing and returns false, never blocking: ReadCommand's general path
 // reads the request and gives Redis's exact errors.
-func (rr *requestReader) readBuffered() ([][]byte, bool) {
+func (rr *RequestReader) ReadBuffered() ([][]byte, bool) {
 	b, _ := rr.r.Peek(rr.r.Buffered())
 	if len(b) < 4 || b[0] != '*' {
 		return nil, false
@@ -108,11 +119,11 @@ func (rr *requestReader) readBuffered() ([][]byte, bool) {
 		return nil, false
 	}
 	authed := true
-	if n > unauthMultibulkMax || len(b) > unauthBulkMax {
+	if n > UnauthMultibulkMax || len(b) > UnauthBulkMax {
 		// Only a request that could exceed the unauthenticated limits
 		// needs to know; the check costs a config read.
 		authed = rr.authed()
-		if n > unauthMultibulkMax && !authed {
+		if n > UnauthMultibulkMax && !authed {
 			return nil, false
 		}
 	}
@@ -126,7 +137,7 @@ func (rr *requestReader) readBuffered() ([][]byte, bool) {
 		if !ok || q+size+2 > len(b) {
 			return nil, false
 		}
-		if size > unauthBulkMax && !authed {
+		if size > UnauthBulkMax && !authed {
 			return nil, false
 		}
 		if size > minProtoMaxBulkLen {
@@ -169,13 +180,13 @@ func parseLenCRLF(b []byte, i int) (n, next int, ok bool) {
 }
 
 // readLine reads up to "\n" (without it, and without a "\r" before it),
-// refusing lines longer than inlineMaxSize with tooBig.
-func (rr *requestReader) readLine(tooBig string) ([]byte, error) {
+// refusing lines longer than InlineMaxSize with tooBig.
+func (rr *RequestReader) readLine(tooBig string) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := rr.r.ReadSlice('\n')
-		if len(line)+len(frag) > inlineMaxSize {
-			return nil, protocolError(tooBig)
+		if len(line)+len(frag) > InlineMaxSize {
+			return nil, ProtocolError(tooBig)
 		}
 		if err == nil {
 			if line == nil {
@@ -198,33 +209,33 @@ func (rr *requestReader) readLine(tooBig string) ([]byte, error) {
 	return line, nil
 }
 
-func (rr *requestReader) readInline() ([][]byte, error) {
+func (rr *RequestReader) readInline() ([][]byte, error) {
 	line, err := rr.readLine("too big inline request")
 	if err != nil {
 		return nil, err
 	}
-	args, ok := splitArgs(line)
+	args, ok := SplitArgs(line)
 	if !ok {
-		return nil, protocolError("unbalanced quotes in request")
+		return nil, ProtocolError("unbalanced quotes in request")
 	}
 	return args, nil
 }
 
-func (rr *requestReader) readMultibulk() ([][]byte, error) {
+func (rr *RequestReader) readMultibulk() ([][]byte, error) {
 	line, err := rr.readLine("too big mbulk count string")
 	if err != nil {
 		return nil, err
 	}
 	n, err := strconv.ParseInt(string(line[1:]), 10, 64)
 	if err != nil || n > maxMultibulkLen {
-		return nil, protocolError("invalid multibulk length")
+		return nil, ProtocolError("invalid multibulk length")
 	}
 	if n <= 0 {
 		return nil, nil
 	}
 	authed := rr.authed()
-	if n > unauthMultibulkMax && !authed {
-		return nil, protocolError("unauthenticated multibulk length")
+	if n > UnauthMultibulkMax && !authed {
+		return nil, ProtocolError("unauthenticated multibulk length")
 	}
 	maxBulk := rr.maxBulk()
 	// Like Redis, do not trust "*N" for the slice capacity.
@@ -239,14 +250,14 @@ func (rr *requestReader) readMultibulk() ([][]byte, error) {
 			if len(line) > 0 {
 				got = string(line[:1])
 			}
-			return nil, protocolError("expected '$', got '" + got + "'")
+			return nil, ProtocolError("expected '$', got '" + got + "'")
 		}
 		size, err := strconv.ParseInt(string(line[1:]), 10, 64)
 		if err != nil || size < 0 || size > maxBulk {
-			return nil, protocolError("invalid bulk length")
+			return nil, ProtocolError("invalid bulk length")
 		}
-		if size > unauthBulkMax && !authed {
-			return nil, protocolError("unauthenticated bulk length")
+		if size > UnauthBulkMax && !authed {
+			return nil, ProtocolError("unauthenticated bulk length")
 		}
 		arg, err := rr.readBulk(size)
 		if err != nil {
@@ -259,7 +270,7 @@ func (rr *requestReader) readMultibulk() ([][]byte, error) {
 
 // readBulk reads size bytes and the CRLF after them, growing the buffer as
 // bytes arrive.
-func (rr *requestReader) readBulk(size int64) ([]byte, error) {
+func (rr *RequestReader) readBulk(size int64) ([]byte, error) {
 	buf := make([]byte, 0, min(size, bulkChunk))
 	for int64(len(buf)) < size {
 		want := min(size-int64(len(buf)), bulkChunk)
@@ -284,11 +295,11 @@ func unexpectedEOF(err error) error {
 	return err
 }
 
-// splitArgs is Redis's sdssplitargs: words separated by blanks; "double
+// SplitArgs is Redis's sdssplitargs: words separated by blanks; "double
 // quoted" words with \n \r \t \b \a \\ \" and \xHH escapes; 'single quoted'
 // words with only \' ; a closing quote must be followed by a blank or the
 // end. ok is false on unbalanced quotes.
-func splitArgs(line []byte) (args [][]byte, ok bool) {
+func SplitArgs(line []byte) (args [][]byte, ok bool) {
 	i := 0
 	for {
 		for i < len(line) && isBlank(line[i]) {
