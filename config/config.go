@@ -10,7 +10,8 @@
 // Values are kept as plain Go types (strings, integers, durations).
 // Turning them into what other packages take (an fsync policy, Raft
 // timings, listeners) and applying a change to a running server belong to
-// cmd/streamd and server. The package imports no other streamd package, so
+// cmd/streamd and server. The package imports no other streamd package but
+// the protocol leaf server/resp (Redis's sdssplitargs and sdscatrepr quoting), so
 // adding a directive touches this package and the code that uses its value.
 package config
 

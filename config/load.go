@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"streamd/server/resp"
 )
 
 // Load builds the configuration from a command line and an environment:
@@ -140,7 +142,7 @@ func LoadFile(path string, cfg *Config) error {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		args, ok := splitArgs([]byte(line))
+		args, ok := resp.SplitArgs([]byte(line))
 		if !ok {
 			return fmt.Errorf("%s:%d: %q: unbalanced quotes in configuration line", path, lineNo, line)
 		}

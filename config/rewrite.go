@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"streamd/server/resp"
 )
 
 // CONFIG REWRITE, after Redis 7.0's rewriteConfig: the file the server was
@@ -69,7 +71,7 @@ func Rewrite(old []byte, cfg Config) []byte {
 				lines = append(lines, line)
 				continue
 			}
-			args, ok := splitArgs([]byte(line))
+			args, ok := resp.SplitArgs([]byte(line))
 			var p *Directive
 			if ok && len(args) > 0 {
 				p = Lookup(string(args[0]))
@@ -142,7 +144,7 @@ func formatDirective(p *Directive, val string) string {
 		return name + " " + val
 	}
 	if p.quoted || needsQuotes(val) {
-		return name + " " + string(appendRepr(nil, []byte(val)))
+		return name + " " + string(resp.AppendRepr(nil, []byte(val)))
 	}
 	return name + " " + val
 }

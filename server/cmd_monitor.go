@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"streamd/server/resp"
 )
 
 // MONITOR, after Redis 7.0: every command that runs here (where it runs: a
@@ -213,40 +215,9 @@ func monitorLine(now time.Time, db int, addr string, args [][]byte) string {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = appendRepr(b, a)
+		b = resp.AppendRepr(b, a)
 	}
 	return string(b)
-}
-
-// appendRepr appends p quoted as Redis's sdscatrepr: in double quotes, \\
-// and \" escaped, \n \r \t \a \b as such, other bytes outside printable
-// ASCII as \xhh.
-func appendRepr(b, p []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, ch := range p {
-		switch ch {
-		case '\\', '"':
-			b = append(b, '\\', ch)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if ch >= 0x20 && ch <= 0x7e {
-				b = append(b, ch)
-			} else {
-				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&0xf])
-			}
-		}
-	}
-	return append(b, '"')
 }
 
 // pushLine queues a monitor line on the client's output the way Push

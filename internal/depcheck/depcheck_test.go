@@ -36,7 +36,7 @@ var layers = map[string]int{
 // leaves may be imported from any layer; their own streamd imports are
 // limited to the listed packages.
 var leaves = map[string][]string{
-	"config":            nil,
+	"config":            {"server/resp"},
 	"replication/wire":  {"streams"},
 	"server/resp":       nil, // the protocol alone
 	"internal/keywait":  nil,
