@@ -75,9 +75,15 @@ func startCluster(t *testing.T, n, shards int, clusterMode bool) []*cnode {
 		return nil
 	})
 	for _, cn := range nodes[1:] {
-		if err := nodes[0].node.AddNode(cn.id, cn.node.RaftAddr()); err != nil {
-			t.Fatalf("add %s: %v", cn.id, err)
-		}
+		// AddNode is idempotent: on a busy machine leadership can move
+		// while the configuration change commits (outcome unknown, or
+		// not the leader any more); ask again until it is in.
+		testutil.Eventually(t, 30*time.Second, 50*time.Millisecond, func() error {
+			if err := nodes[0].node.AddNode(cn.id, cn.node.RaftAddr()); err != nil {
+				return fmt.Errorf("add %s: %v", cn.id, err)
+			}
+			return nil
+		})
 	}
 	testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
 		for _, cn := range nodes {
