@@ -3,8 +3,8 @@
 // member of a multi-node group when Options.Transport is set (the Node, one
 // Shard per slot range, wires that up). Every write is stamped with the
 // proposer's clock, packed with other concurrent writes into one log entry
-// (batcher.go), made durable in <dir>/wal/ (walstore.go) or <dir>/raft.db
-// (boltstore.go), as Options.LogStore says, committed by a majority and
+// (batcher.go), made durable in <dir>/wal/ or <dir>/raft.db (package
+// logstore), as Options.LogStore says, committed by a majority and
 // applied by the FSM (fsm.go) to the keyspace; the log is truncated behind
 // snapshots in <dir>/snapshots. Reads never go through the log: on a
 // cluster's leader they follow VerifyRead (readindex.go); membership,
@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +26,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"streamd/replication/logstore"
 	"streamd/replication/state"
 	"streamd/replication/wire"
 )
@@ -156,6 +155,28 @@ type Options struct {
 	TrailingLogs uint64
 }
 
+// Log store names (Options.LogStore, the log-store config directive): the
+// kinds of package logstore.
+const (
+	// LogStoreBolt keeps the log in one bbolt file, <dir>/raft.db: two
+	// fsyncs per append, a CRC-32C per record.
+	LogStoreBolt = logstore.Bolt
+	// LogStoreWAL keeps the log in hashicorp/raft-wal segment files under
+	// <dir>/wal/: one fsync per append, a CRC-32C per append batch.
+	LogStoreWAL = logstore.WAL
+)
+
+// DefaultLogStore is the log store used when Options.LogStore is empty.
+const DefaultLogStore = logstore.Default
+
+// ParseLogStore checks a log-store name ("bolt" or "wal"; "" means
+// DefaultLogStore) and returns it in canonical form.
+func ParseLogStore(s string) (string, error) { return logstore.ParseKind(s) }
+
+// FsyncStats is a snapshot of a shard's fsync latency histogram (see
+// logstore.FsyncStats).
+type FsyncStats = logstore.FsyncStats
+
 // Shard owns one keyspace behind a Raft log (single node, or one member of
 // a group). Writes go through Propose/ProposeAsync (log order = call order;
 // on a follower they fail fast with *NotLeaderError), reads through Query
@@ -172,10 +193,11 @@ type Shard struct {
 	raft    *raft.Raft
 	fsm     *fsm
 	batcher *batcher
-	store   logStore // nil in memory
+	// store is the on-disk log, holding the directory's lock (nil in
+	// memory).
+	store logstore.Store
 	// storePath names the log for messages (raft.db or the wal directory).
 	storePath string
-	lock      *dirLock // nil in memory
 
 	fsync     atomic.Int32 // FsyncPolicy
 	fsyncMu   sync.Mutex   // serialises SetFsync
@@ -237,7 +259,8 @@ func NewShard() *Shard {
 	return s
 }
 
-// Open starts a shard. With a data directory it takes <dir>/LOCK, then
+// Open starts a shard. With a data directory it takes <dir>/LOCK and opens
+// the log (logstore.Open checks the log store's files), then
 // checks what it will load — the newest snapshot (raft's CRC and the
 // snapshot's own checksum) and every log entry after it — and refuses to
 // start, naming the file and what is wrong, rather than start empty or
@@ -284,43 +307,23 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		snaps  raft.SnapshotStore
 	)
 	defer func() {
-		if err != nil {
-			if s.store != nil {
-				s.store.Close()
-			}
-			s.lock.release()
+		if err != nil && s.store != nil {
+			s.store.Close()
 		}
 	}()
 	if opts.Dir == "" {
 		mem := raft.NewInmemStore()
 		logs, stable, snaps = mem, mem, raft.NewInmemSnapshotStore()
 	} else {
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		s.store, err = logstore.Open(opts.Dir, logstore.Options{
+			Kind: opts.LogStore, NoSync: opts.Fsync == FsyncEverySec, RaftLog: hlog, Log: opts.Logger,
+			NewestSnapshot: func() string { return newestSnapshot(opts.Dir) },
+		})
+		if err != nil {
 			return nil, err
 		}
-		if s.lock, err = lockDir(opts.Dir); err != nil {
-			return nil, err
-		}
-		if opts.LogStore, err = chooseLogStore(opts.Dir, opts.LogStore); err != nil {
-			return nil, err
-		}
-		s.opts.LogStore = opts.LogStore // the store chosen, for LogStore()
-		noSync := opts.Fsync == FsyncEverySec
-		if opts.LogStore == LogStoreWAL {
-			s.storePath = walDir(opts.Dir)
-			w, err := openWALStoreSafe(s.storePath, noSync, hlog, opts.Logger)
-			if err != nil {
-				return nil, err
-			}
-			s.store = w
-		} else {
-			s.storePath = filepath.Join(opts.Dir, "raft.db")
-			b, err := openBoltStoreSafe(s.storePath, noSync)
-			if err != nil {
-				return nil, err
-			}
-			s.store = b
-		}
+		s.opts.LogStore = s.store.Kind() // the store chosen, for LogStore()
+		s.storePath = s.store.Path()
 		fss, err := raft.NewFileSnapshotStoreWithLogger(opts.Dir, 2, hlog)
 		if err != nil {
 			return nil, err
@@ -764,6 +767,26 @@ func (s *Shard) Stats() Stats {
 	return st
 }
 
+// FsyncStats returns the shard's fsync latency histogram; ok is false for
+// an in-memory shard (no log on disk, nothing fsynced).
+func (s *Shard) FsyncStats() (st FsyncStats, ok bool) {
+	if s.store == nil {
+		return FsyncStats{}, false
+	}
+	return s.store.FsyncStats(), true
+}
+
+// MetricsStats answers q (streams, groups and memory figures for /metrics)
+// from the local state at the wall clock's time, under the read lock like
+// Query. It is not a wire.Query: it is never logged, never forwarded and
+// never part of a transaction.
+func (s *Shard) MetricsStats(q wire.MetricsQuery) *state.MetricsStats {
+	now := s.clock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ks.MetricsStats(q, now)
+}
+
 // Ready reports why the shard cannot take writes now ("" when it can): it
 // is shut down, or this node does not lead its Raft group (a single node
 // leads from Open until Close; in a cluster, see also IsLeader).
@@ -806,9 +829,6 @@ func (s *Shard) Close(save bool) error {
 			if err := s.store.Close(); err != nil {
 				errs = append(errs, err)
 			}
-		}
-		if err := s.lock.release(); err != nil {
-			errs = append(errs, err)
 		}
 		s.closeErr = errors.Join(errs...)
 	})
