@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"streamd/internal/mux"
 )
 
 // NodeOptions configures OpenNode. All cluster fields zero means the
@@ -71,7 +73,7 @@ type Node struct {
 	shards     []*Shard
 	opts       NodeOptions
 	log        *slog.Logger
-	mux        *mux                     // nil for the embedded single node
+	mux        *mux.Mux                 // nil for the embedded single node
 	transports []*raft.NetworkTransport // per shard (cluster)
 	rpcs       rpcPool
 
@@ -210,7 +212,7 @@ func (n *Node) Close(save bool) error {
 		}
 		n.rpcs.close()
 		if n.mux != nil {
-			if merr := n.mux.close(); merr != nil && !errors.Is(merr, net.ErrClosed) {
+			if merr := n.mux.Close(); merr != nil && !errors.Is(merr, net.ErrClosed) {
 				err = errors.Join(err, merr)
 			}
 		}

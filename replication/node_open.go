@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"streamd/internal/mux"
 )
 
 // Opening a node: its shards, and with a raft port the mux, the transports
@@ -65,7 +67,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 				}
 			}
 			if n.mux != nil {
-				n.mux.close()
+				n.mux.Close()
 			}
 		}
 	}()
@@ -81,8 +83,8 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 			o.RaftAddr = ln.Addr().String()
 			n.opts.RaftAddr = o.RaftAddr
 		}
-		n.mux = newMux(ln, o.RaftAddr, o.Shards, o.Logger)
-		n.mux.rpc = n.serveRPC
+		n.mux = mux.New(ln, o.RaftAddr, o.Shards, o.Logger)
+		n.mux.Handle(mux.KindRPC, n.serveRPC)
 		switch {
 		case o.Bootstrap:
 			bootstrap = []Member{{ID: o.NodeID, RaftAddr: o.RaftAddr, Voter: true}}
@@ -108,7 +110,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 				Name: "raft-net", Level: hclog.Warn, DisableTime: true, Output: slogWriter{log: so.Logger, clustered: true},
 			})
 			n.transports[i] = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-				Stream: n.mux.layers[i], MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
+				Stream: n.mux.Layer(i), MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 			})
 			so.NodeID, so.Transport, so.Bootstrap = o.NodeID, n.transports[i], bootstrap
 			so.Timing, so.QuorumTimeout = o.Timing, o.QuorumTimeout
@@ -127,7 +129,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 		return nil, err
 	}
 	if clustered {
-		n.mux.serve()
+		n.mux.Serve()
 		if o.Balance {
 			n.bg.Add(1)
 			go n.balance()

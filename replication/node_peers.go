@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"streamd/internal/mux"
 )
 
-// Other nodes: their client addresses and IDs (cached node RPCs), and
-// internal RESP connections to their servers.
+// Other nodes: their client addresses and IDs (cached node RPCs), internal
+// RESP connections to their servers, and the raft port.
 
 // cachedInfo is a peer's answer to the info RPC.
 type cachedInfo struct {
@@ -97,18 +99,15 @@ func (n *Node) DialRESP(raftAddr string) (net.Conn, error) {
 	if !n.Clustered() {
 		return nil, errors.New("ERR this node is not part of a cluster (started without a node id)")
 	}
-	c, err := dialMux(raftAddr, muxKindRESP, 0, rpcShortTimeout)
+	c, err := mux.Dial(raftAddr, mux.KindRESP, 0, rpcShortTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("ERR node at %s unreachable: %v", raftAddr, err)
 	}
 	return c, nil
 }
 
-// HandleRESP registers the server's handler of internal RESP connections
-// arriving on the raft port (called on its own goroutine per connection,
-// which it owns). Before it is registered, such connections are closed.
-func (n *Node) HandleRESP(f func(net.Conn)) {
-	if n.mux != nil {
-		n.mux.setRESP(f)
-	}
-}
+// Mux returns the raft port (nil for the embedded single node), where the
+// owners of the other kinds of connection register their handlers: the
+// server's internal RESP connections (mux.KindRESP) are wired in by
+// cmd/streamd. The node registers the RPCs itself.
+func (n *Node) Mux() *mux.Mux { return n.mux }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/internal/mux"
 	"streamd/internal/testutil"
 	"streamd/replication"
 )
@@ -196,6 +197,7 @@ func startAdmCluster(t *testing.T, n, shards int, mod func(*Config)) []*admNode 
 			mod(&cfg)
 		}
 		srv := NewNode(cfg, node, log)
+		node.Mux().HandleDetached(mux.KindRESP, srv.ServeInternal)
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(cln) }()
 		t.Cleanup(func() {

@@ -41,6 +41,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"streamd/internal/mux"
 	"streamd/replication"
 	"streamd/server"
 )
@@ -273,6 +274,10 @@ func run(args []string, logOut io.Writer) error {
 		return err
 	}
 	srv := server.NewNode(cfg, node, log)
+	if m := node.Mux(); m != nil {
+		// Commands other nodes forward to this one arrive on the raft port.
+		m.HandleDetached(mux.KindRESP, srv.ServeInternal)
+	}
 	metrics, err := startMetrics(cfg.MetricsAddr, srv, log)
 	if err != nil {
 		for _, ln := range lns {
