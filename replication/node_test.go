@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/internal/mux"
 	"streamd/internal/testutil"
 	"streamd/replication/wire"
 )
@@ -447,9 +448,10 @@ func nodeIndexOf(all []*tnode, tn *tnode) int {
 // reach the registered handler and that garbage, silence and unknown
 // headers on the raft port cost nothing.
 func TestNodeMuxRESPAndStrayConnections(t *testing.T) {
-	oldHeader, oldWait := muxHeaderTimeout, leaderWait
-	muxHeaderTimeout, leaderWait = 200*time.Millisecond, time.Second
-	t.Cleanup(func() { muxHeaderTimeout, leaderWait = oldHeader, oldWait })
+	oldWait := leaderWait
+	leaderWait = time.Second
+	t.Cleanup(mux.SetHeaderTimeoutForTest(200 * time.Millisecond))
+	t.Cleanup(func() { leaderWait = oldWait })
 	// n1 runs on a listener made beforehand (its address is advertised).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -472,7 +474,7 @@ func TestNodeMuxRESPAndStrayConnections(t *testing.T) {
 	}
 	c.Close()
 
-	n1.n.HandleRESP(func(c net.Conn) {
+	n1.n.Mux().HandleDetached(mux.KindRESP, func(c net.Conn) {
 		defer c.Close()
 		line, err := bufio.NewReader(c).ReadString('\n')
 		if err == nil {
@@ -491,9 +493,9 @@ func TestNodeMuxRESPAndStrayConnections(t *testing.T) {
 	}
 	silent := stray(nil)
 	garbage := stray([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
-	badKind := stray(appendMuxHeader(nil, 99, 0))
-	badShard := stray(appendMuxHeader(nil, muxKindRaft, 5))
-	hugeShard := stray(append([]byte(muxMagic+"\x01"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
+	badKind := stray(mux.AppendHeader(nil, 99, 0))
+	badShard := stray(mux.AppendHeader(nil, mux.KindRaft, 5))
+	hugeShard := stray(append([]byte(mux.Magic+"\x01"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
 	for name, c := range map[string]net.Conn{"silent": silent, "garbage": garbage, "bad kind": badKind, "bad shard": badShard, "huge shard": hugeShard} {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, err := c.Read(make([]byte, 1))

@@ -7,9 +7,11 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"streamd/internal/mux"
 )
 
-// Node RPCs travel over the raft port (mux.go) as JSON: the caller sends an
+// Node RPCs travel over the raft port (package internal/mux) as JSON: the caller sends an
 // rpcRequest, the callee answers an rpcResponse, and the connection stays
 // open for the caller's next request (rpcPool). Errors travel as their Redis
 // reply text; a *NotLeaderError keeps its type (its leader comes along) so
@@ -107,7 +109,7 @@ type rpcConn struct {
 
 // dialRPC opens an RPC connection.
 func dialRPC(addr string, timeout time.Duration) (*rpcConn, error) {
-	c, err := dialMux(addr, muxKindRPC, 0, min(timeout, rpcShortTimeout))
+	c, err := mux.Dial(addr, mux.KindRPC, 0, min(timeout, rpcShortTimeout))
 	if err != nil {
 		return nil, &rpcUnreachableError{addr: addr, err: err}
 	}

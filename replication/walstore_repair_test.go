@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/raft-wal/types"
 )
 
-// The repairs of walstore_repair.go on states built from a real log with
+// The repairs of logstore/walstore_repair.go on states built from a real log with
 // small segments (the fixture from outside is TestWALFixtureSuffixTruncation).
 
 // repairFixture returns a wal data dir with at least two sealed segments

@@ -1,5 +1,9 @@
 package replication
 
+// Start-up over the wal log store (package logstore): a Shard restarted
+// over sealed segments, everysec, and wal directories damaged byte by byte,
+// truncated or torn, opened through Open as a node would.
+
 import (
 	"bytes"
 	"hash/crc32"
@@ -12,6 +16,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"streamd/replication/logstore"
 )
 
 // walOpts returns Options for a wal-backed shard in dir.
@@ -20,9 +26,7 @@ func walOpts(dir string) Options { return Options{Dir: dir, LogStore: LogStoreWA
 // smallSegments makes wal segments 8 KiB for the test, so that a workload
 // seals several of them.
 func smallSegments(t *testing.T) {
-	old := walSegmentSize
-	walSegmentSize = 8 << 10
-	t.Cleanup(func() { walSegmentSize = old })
+	t.Cleanup(logstore.SetSegmentSizeForTest(8 << 10))
 }
 
 // walFixture runs a workload on a wal shard in a new dir (no snapshot: every
@@ -130,19 +134,14 @@ func TestWALEverySec(t *testing.T) {
 		t.Fatal(err)
 	}
 	workload(t, s, 5)
-	w := s.store.(*walStore)
-	w.vfs.mu.Lock()
-	dirty := len(w.vfs.dirty)
-	w.vfs.mu.Unlock()
+	dirty := logstore.DirtySegmentsForTest(s.store)
 	if dirty == 0 {
 		t.Fatal("everysec: appends fsynced (no dirty segment)")
 	}
 	if err := s.SetFsync(FsyncAlways); err != nil {
 		t.Fatal(err)
 	}
-	w.vfs.mu.Lock()
-	dirty = len(w.vfs.dirty)
-	w.vfs.mu.Unlock()
+	dirty = logstore.DirtySegmentsForTest(s.store)
 	if dirty != 0 {
 		t.Fatalf("switch to always left %d dirty segments", dirty)
 	}
@@ -154,35 +153,6 @@ func TestWALEverySec(t *testing.T) {
 	s2 := mustOpen(t, walOpts(dir))
 	if !bytes.Equal(before, snapshotBytes(t, s2)) {
 		t.Fatal("state after restart differs")
-	}
-}
-
-func TestChooseLogStore(t *testing.T) {
-	bolt := t.TempDir()
-	s := mustOpen(t, Options{Dir: bolt, LogStore: LogStoreBolt})
-	workload(t, s, 1)
-	s.Close(false)
-	wdir := t.TempDir()
-	s = mustOpen(t, walOpts(wdir))
-	s.Close(false)
-	for _, c := range []struct {
-		dir, want, got, err string
-	}{
-		{bolt, "", LogStoreBolt, ""},
-		{bolt, "bolt", LogStoreBolt, ""},
-		{bolt, "wal", "", "holds a bolt log"},
-		{wdir, "", LogStoreWAL, ""},
-		{wdir, "bolt", "", "holds a wal log"},
-		{t.TempDir(), "", DefaultLogStore, ""},
-		{t.TempDir(), "rocks", "", "invalid log store"},
-	} {
-		got, err := chooseLogStore(c.dir, c.want)
-		if got != c.got || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
-			t.Errorf("chooseLogStore(%q) = %q, %v; want %q, %q", c.want, got, err, c.got, c.err)
-		}
-	}
-	if _, err := Open(Options{Dir: bolt, LogStore: LogStoreWAL}); err == nil || !strings.Contains(err.Error(), "holds a bolt log") {
-		t.Fatalf("Open wal on a bolt dir: %v", err)
 	}
 }
 
@@ -233,7 +203,7 @@ func flipOffsets(b []byte, perFile int) []int {
 // TestWALByteFlips flips single bytes across every segment (sealed and tail)
 // and checks that Open either refuses naming the file or loads exactly the
 // state that was there. It also measures what raft-wal detects without
-// checkWALFiles and logs the counts.
+// the start-up checks (logstore's checkWALFiles) and logs the counts.
 func TestWALByteFlips(t *testing.T) {
 	smallSegments(t)
 	dir, want := walFixture(t, 12)
@@ -303,7 +273,7 @@ func readWALEntries(t *testing.T, dir string) []raft.Log {
 }
 
 // walEntries reads every entry of w.
-func walEntries(w *walStore) ([]raft.Log, error) {
+func walEntries(w logstore.Store) ([]raft.Log, error) {
 	first, _ := w.FirstIndex()
 	last, _ := w.LastIndex()
 	var logs []raft.Log

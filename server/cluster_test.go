@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"streamd/config"
+	"streamd/internal/mux"
 	"streamd/internal/testutil"
 	"streamd/replication"
 )
@@ -58,6 +59,7 @@ func startCluster(t *testing.T, n, shards int, clusterMode bool) []*cnode {
 		cfg := config.Default()
 		cfg.ClusterEnabled = clusterMode
 		srv := NewNode(cfg, node, pquietLog())
+		node.Mux().HandleDetached(mux.KindRESP, srv.ServeInternal)
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ln) }()
 		cn := &cnode{id: id, node: node, srv: srv, addr: ln.Addr().String()}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/mux"
 	"streamd/internal/testutil"
 	"streamd/replication"
 )
@@ -197,6 +198,7 @@ func startAdmCluster(t *testing.T, n, shards int, mod func(*config.Config)) []*a
 			mod(&cfg)
 		}
 		srv := NewNode(cfg, node, log)
+		node.Mux().HandleDetached(mux.KindRESP, srv.ServeInternal)
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(cln) }()
 		t.Cleanup(func() {

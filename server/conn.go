@@ -71,7 +71,7 @@ type Client struct {
 
 	// Cluster routing (route.go, forward.go); the connection goroutine's.
 
-	// internal is set on a connection from another node (Node.HandleRESP):
+	// internal is set on a connection from another node (Server.ServeInternal):
 	// authenticated, never forwarded again, never answered MOVED.
 	internal bool
 	// onShard pins keyless operations to one shard (STREAMD.ONSHARD); -1

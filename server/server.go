@@ -129,7 +129,6 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 				go s.engineFromConfig(i)
 			}
 		})
-		node.HandleRESP(s.serveInternal)
 	} else {
 		for i := range node.NumShards() {
 			s.engineFromConfig(i)
@@ -163,11 +162,12 @@ func (s *Server) lostChan(shard int) <-chan struct{} {
 	return s.lost[shard]
 }
 
-// serveInternal serves a RESP connection from another node (handed over by
-// the raft port's mux): authenticated, as the raft port is trusted, and
-// never forwarded again nor answered MOVED. It is not counted against
-// maxclients and ends with the server.
-func (s *Server) serveInternal(nc net.Conn) {
+// ServeInternal serves a RESP connection from another node (handed over by
+// the raft port's mux, where cmd/streamd registers it for mux.KindRESP):
+// authenticated, as the raft port is trusted, and never forwarded again nor
+// answered MOVED. It is not counted against maxclients and ends with the
+// server.
+func (s *Server) ServeInternal(nc net.Conn) {
 	s.mu.Lock()
 	select {
 	case <-s.done:

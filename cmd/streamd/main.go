@@ -42,6 +42,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/mux"
 	"streamd/replication"
 	"streamd/server"
 )
@@ -165,6 +166,10 @@ func run(args []string, logOut io.Writer) error {
 		return err
 	}
 	srv := server.NewNode(cfg, node, log)
+	if m := node.Mux(); m != nil {
+		// Commands other nodes forward to this one arrive on the raft port.
+		m.HandleDetached(mux.KindRESP, srv.ServeInternal)
+	}
 	metrics, err := startMetrics(cfg.MetricsAddr, srv, log)
 	if err != nil {
 		for _, ln := range lns {

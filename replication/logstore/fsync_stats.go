@@ -1,12 +1,9 @@
-package replication
+package logstore
 
 import (
 	"slices"
 	"sync/atomic"
 	"time"
-
-	"streamd/replication/state"
-	"streamd/replication/wire"
 )
 
 // fsyncBounds are the upper bounds of the fsync latency histogram's buckets
@@ -46,7 +43,7 @@ func (h *fsyncHist) time(fn func() error) error {
 	return err
 }
 
-// FsyncStats is a snapshot of a shard's fsync latency histogram: every
+// FsyncStats is a snapshot of a store's fsync latency histogram: every
 // fsync of the log (the wal store times each segment fsync; the bolt store
 // times each committing write transaction, which includes its two fsyncs,
 // and each everysec Sync).
@@ -73,30 +70,4 @@ func (h *fsyncHist) snapshot() FsyncStats {
 		st.Counts[i] = min(cum, st.Count)
 	}
 	return st
-}
-
-// fsyncTimer is implemented by the log stores that time their fsyncs.
-type fsyncTimer interface {
-	fsyncHist() *fsyncHist
-}
-
-// FsyncStats returns the shard's fsync latency histogram; ok is false for
-// an in-memory shard (no log on disk, nothing fsynced).
-func (s *Shard) FsyncStats() (st FsyncStats, ok bool) {
-	ft, isTimer := s.store.(fsyncTimer)
-	if s.store == nil || !isTimer {
-		return FsyncStats{}, false
-	}
-	return ft.fsyncHist().snapshot(), true
-}
-
-// MetricsStats answers q (streams, groups and memory figures for /metrics)
-// from the local state at the wall clock's time, under the read lock like
-// Query. It is not a wire.Query: it is never logged, never forwarded and
-// never part of a transaction.
-func (s *Shard) MetricsStats(q wire.MetricsQuery) *state.MetricsStats {
-	now := s.clock()
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.ks.MetricsStats(q, now)
 }

@@ -1,4 +1,4 @@
-package replication
+package logstore
 
 import (
 	"encoding/binary"
@@ -36,10 +36,20 @@ type boltStore struct {
 	// hist times each fsync: a committing transaction while NoSync is off
 	// (bbolt fsyncs twice inside it) and each Sync (fsync_stats.go).
 	hist fsyncHist
+	lock *dirLock // nil when opened without Open
 }
 
-// fsyncHist returns the store's fsync latency histogram.
-func (s *boltStore) fsyncHist() *fsyncHist { return &s.hist }
+// FsyncStats returns the histogram of the committing transactions and Syncs.
+func (s *boltStore) FsyncStats() FsyncStats { return s.hist.snapshot() }
+
+// Kind returns Bolt.
+func (s *boltStore) Kind() string { return Bolt }
+
+// Path returns the bolt file.
+func (s *boltStore) Path() string { return s.path }
+
+// StablePath returns the bolt file, which also holds raft's stable keys.
+func (s *boltStore) StablePath() string { return s.path }
 
 var (
 	bucketLogs = []byte("logs")
@@ -95,8 +105,8 @@ func (s *boltStore) SetNoSync(noSync bool) {
 // Sync fsyncs the file (the everysec policy calls it once a second).
 func (s *boltStore) Sync() error { return s.hist.time(s.db.Sync) }
 
-// Close closes the file.
-func (s *boltStore) Close() error { return s.db.Close() }
+// Close closes the file, then releases the directory lock.
+func (s *boltStore) Close() error { return s.lock.releaseAfter(s.db.Close()) }
 
 // FirstIndex returns the first stored log index, 0 if none.
 func (s *boltStore) FirstIndex() (uint64, error) {

@@ -1,6 +1,7 @@
-package replication
+package logstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirLock is an exclusive flock on <dir>/LOCK, held while a Shard has the
-// data directory open, so that two processes never share one log. The
+// dirLock is an exclusive flock on <dir>/LOCK, held while a Store has the
+// data directory open (Open takes it, Close releases it), so that two processes never share one log. The
 // kernel drops it if the process dies, so a crash never leaves a stale lock.
 type dirLock struct{ f *os.File }
 
@@ -41,5 +42,14 @@ func (l *dirLock) release() error {
 		err = cerr
 	}
 	l.f = nil
+	return err
+}
+
+// releaseAfter releases the lock after a close that returned err, and
+// returns err joined with the release's error, if any.
+func (l *dirLock) releaseAfter(err error) error {
+	if rerr := l.release(); rerr != nil {
+		return errors.Join(err, rerr)
+	}
 	return err
 }

@@ -1,4 +1,4 @@
-package replication
+package logstore
 
 import (
 	"encoding/binary"

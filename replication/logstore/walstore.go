@@ -1,8 +1,9 @@
-package replication
+package logstore
 
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,45 +16,6 @@ import (
 	"github.com/hashicorp/raft-wal/segment"
 	"github.com/hashicorp/raft-wal/types"
 )
-
-// Log store names (Options.LogStore, the log-store config directive).
-const (
-	// LogStoreBolt keeps the log in one bbolt file, <dir>/raft.db
-	// (boltstore.go): two fsyncs per append, a CRC-32C per record.
-	LogStoreBolt = "bolt"
-	// LogStoreWAL keeps the log in hashicorp/raft-wal segment files under
-	// <dir>/wal/ (walstore.go): one fsync per append, a CRC-32C per append
-	// batch, checked at Open by validateWAL.
-	LogStoreWAL = "wal"
-)
-
-// DefaultLogStore is the log store used when Options.LogStore is empty.
-const DefaultLogStore = LogStoreWAL
-
-// ParseLogStore checks a log-store name ("bolt" or "wal"; "" means
-// DefaultLogStore) and returns it in canonical form.
-func ParseLogStore(s string) (string, error) {
-	switch s {
-	case "":
-		return DefaultLogStore, nil
-	case LogStoreBolt, LogStoreWAL:
-		return s, nil
-	}
-	return "", fmt.Errorf("invalid log store %q (want bolt or wal)", s)
-}
-
-// logStore is what a Shard needs from its on-disk log: raft's LogStore and
-// StableStore, plus the appendfsync switch.
-type logStore interface {
-	raft.LogStore
-	raft.StableStore
-	// SetNoSync switches fsync-per-append off (true) or on (false).
-	SetNoSync(noSync bool)
-	// Sync makes everything written so far durable.
-	Sync() error
-	// Close closes the store's files.
-	Close() error
-}
 
 // walStore is raft's LogStore and StableStore on hashicorp/raft-wal in
 // <dir>/wal: segment files (<base>-<id>.wal, 64 MiB, preallocated) plus
@@ -73,6 +35,7 @@ type walStore struct {
 	dir  string
 	vfs  *syncVFS
 	meta *syncMeta
+	lock *dirLock // nil when opened without Open
 }
 
 // openWALStore opens (creating if needed) the wal log in dir.
@@ -107,7 +70,7 @@ func (s *walStore) SetNoSync(noSync bool) {
 func (s *walStore) Sync() error { return s.vfs.syncAll() }
 
 // Close syncs and closes the segments and the metadata database (raft-wal's
-// own Close leaves wal-meta.db open).
+// own Close leaves wal-meta.db open), then releases the directory lock.
 func (s *walStore) Close() error {
 	err := s.vfs.syncAll()
 	if cerr := s.WAL.Close(); err == nil {
@@ -116,8 +79,20 @@ func (s *walStore) Close() error {
 	if cerr := s.meta.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return s.lock.releaseAfter(err)
 }
+
+// Kind returns WAL.
+func (s *walStore) Kind() string { return WAL }
+
+// Path returns the wal directory.
+func (s *walStore) Path() string { return s.dir }
+
+// StablePath returns wal-meta.db, which holds raft's stable keys.
+func (s *walStore) StablePath() string { return filepath.Join(s.dir, metadb.FileName) }
+
+// FsyncStats returns the histogram of the segment fsyncs.
+func (s *walStore) FsyncStats() FsyncStats { return s.vfs.hist.snapshot() }
 
 // syncVFS is raft-wal's file layer with appendfsync everysec underneath: while
 // noSync is set a writable file's Sync only records it as dirty.
@@ -129,9 +104,6 @@ type syncVFS struct {
 	// hist times every segment fsync (fsync_stats.go).
 	hist fsyncHist
 }
-
-// fsyncHist returns the store's fsync latency histogram.
-func (s *walStore) fsyncHist() *fsyncHist { return &s.vfs.hist }
 
 // Create creates a segment file (preallocated by the OS layer).
 func (v *syncVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
@@ -227,42 +199,55 @@ func (m *syncMeta) CommitState(st types.PersistentState) error {
 // default, 64 MiB); tests lower it to exercise sealed segments.
 var walSegmentSize = wal.DefaultSegmentSize
 
-// walDir returns the wal store's directory inside the data directory.
-func walDir(dataDir string) string { return filepath.Join(dataDir, "wal") }
+// openWALStoreSafe checks (and where walstore_repair.go says, repairs) the
+// wal files (checkWALFiles, repairs logged to slog) and opens the store.
+func openWALStoreSafe(dir string, noSync bool, log hclog.Logger, logger *slog.Logger) (*walStore, error) {
+	if err := checkWALFiles(dir, logger); err != nil {
+		return nil, err
+	}
+	return openWALStore(dir, noSync, log)
+}
 
-// chooseLogStore returns the log store to open in dataDir: the one asked
-// for, checked against what the directory already holds (a bolt log in
-// raft.db, a wal log in wal/), or with want == "" the one it holds
-// (DefaultLogStore for a new directory). Opening the other store would start
-// from an empty log beside the real one.
-func chooseLogStore(dataDir, want string) (string, error) {
-	explicit := want != ""
-	want, err := ParseLogStore(want)
+// Verify checks that the wal log continues the snapshot at snapIdx
+// without a gap and that every entry after it reads and, for command
+// entries, decodes. checkWALFiles has already checked every batch's CRC.
+func (s *walStore) Verify(snapIdx uint64, decode func(data []byte) error) error {
+	first, err := s.FirstIndex()
 	if err != nil {
-		return "", err
+		return corruptError(s.dir, "cannot read the log: %v", err)
 	}
-	_, boltErr := os.Stat(filepath.Join(dataDir, "raft.db"))
-	_, walErr := os.Stat(filepath.Join(walDir(dataDir), metadb.FileName))
-	hasBolt, hasWAL := boltErr == nil, walErr == nil
-	switch {
-	case hasBolt && hasWAL:
-		return "", fmt.Errorf("data directory %s holds both a bolt log (raft.db) and a wal log (wal/): remove the one not in use", dataDir)
-	case explicit && hasBolt && want != LogStoreBolt:
-		return "", fmt.Errorf("data directory %s holds a bolt log (raft.db), not a wal log: start with log-store bolt", dataDir)
-	case explicit && hasWAL && want != LogStoreWAL:
-		return "", fmt.Errorf("data directory %s holds a wal log (wal/), not a bolt log: start with log-store wal", dataDir)
-	case hasBolt:
-		return LogStoreBolt, nil
-	case hasWAL:
-		return LogStoreWAL, nil
+	last, err := s.LastIndex()
+	if err != nil {
+		return corruptError(s.dir, "cannot read the log: %v", err)
 	}
-	if !explicit {
-		// No log of either kind beside a snapshot: whichever it was, it is
-		// gone, and with it every write after the snapshot.
-		if metas, err := readSnapshotMetas(filepath.Join(dataDir, "snapshots"), nil); err == nil && len(metas) > 0 {
-			return "", corruptError(filepath.Join(dataDir, "raft.db"), "missing, and no wal log in %s either, but snapshot %s exists: the log was lost or replaced, so the writes after that snapshot are missing",
-				walDir(dataDir), metas[0].ID)
+	if last == 0 {
+		if snapIdx > 0 {
+			return corruptError(s.dir, "log is empty but the newest snapshot ends at entry %d (the log was lost or replaced)", snapIdx)
+		}
+		if v, _ := s.Get(keyCurrentTerm); len(v) != 0 {
+			return corruptError(s.dir, "log is empty but raft state exists: the log segments were lost (or the very first start crashed before writing anything; then remove %s)", s.dir)
+		}
+		return nil
+	}
+	if snapIdx == 0 && first != 1 {
+		return corruptError(s.dir, "log starts at entry %d but there is no snapshot before it", first)
+	}
+	if first > snapIdx+1 {
+		return corruptError(s.dir, "log starts at entry %d but the newest snapshot ends at %d (entries missing)", first, snapIdx)
+	}
+	for idx := max(first, snapIdx+1); idx <= last; idx++ {
+		var l raft.Log
+		if err := s.GetLog(idx, &l); err != nil {
+			return corruptError(s.dir, "log entry %d does not read: %v", idx, err)
+		}
+		if l.Index != idx {
+			return corruptError(s.dir, "log entry %d reads back as entry %d", idx, l.Index)
+		}
+		if l.Type == raft.LogCommand {
+			if err := decode(l.Data); err != nil {
+				return corruptError(s.dir, "log entry %d does not decode: %v", idx, err)
+			}
 		}
 	}
-	return want, nil
+	return nil
 }
