@@ -6,6 +6,7 @@ import (
 
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // Keyless commands over a keyspace split into shards: DBSIZE and INFO
@@ -68,25 +69,25 @@ func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
 // leads it, else at its leader (STREAMD.ONSHARD). It returns "" when the
 // write succeeded, else the error reply.
 func (s *Server) writeOnShard(c *Client, i int, op wire.Command, args [][]byte) ErrorReply {
-	if s.leads(i) {
+	if s.router.Leads(i) {
 		_, err := s.applyOn(c, i, op)
 		if err == nil {
 			return ""
 		}
-		if !isNotLeader(err) {
+		if !router.IsNotLeader(err) {
 			return ErrorReply(err.Error())
 		}
 		c.notLeader = false
 	}
 	addr := s.leaderAddr(i)
 	if addr == "" {
-		return errClusterDown
+		return router.ErrClusterDown
 	}
 	if c.internal {
-		return notLeaderReply(s.nodeLeader(i))
+		return router.NotLeaderReply(s.router.Leader(i))
 	}
 	fwd := append([][]byte{[]byte(onShardCommand), []byte(strconv.Itoa(i))}, args...)
-	r, _ := s.forward(c, addr, fwd, fwdWrite)
+	r, _ := s.forward(c, addr, fwd, router.FwdWrite)
 	if e, ok := r.(ErrorReply); ok {
 		return e
 	}
@@ -198,8 +199,8 @@ func (s *Server) runOnShard(c *Client, args [][]byte) {
 		c.reply(rej)
 		return
 	}
-	if !s.leads(i) {
-		c.reply(notLeaderReply(s.nodeLeader(i)))
+	if !s.router.Leads(i) {
+		c.reply(router.NotLeaderReply(s.router.Leader(i)))
 		return
 	}
 	c.onShard = i
