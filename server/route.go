@@ -7,12 +7,15 @@ import (
 )
 
 // Routing (issue #4). Every keyed command goes to the shard (Raft group)
-// that owns its keys' hash slot: run here when this node leads that shard,
-// otherwise forwarded to the leader over a per-client upstream connection
-// (plain mode, forward.go) or answered with MOVED (cluster mode, so cluster
-// clients route themselves). Keys of one request in different shards — in
-// cluster mode, different slots — answer CROSSSLOT, as Redis Cluster.
-// A single node with one shard and cluster mode off skips all of it.
+// that owns its keys' hash slot; the server's router (server/router)
+// decides: run here when this node leads that shard, otherwise forwarded
+// to the leader over a per-client upstream connection (plain mode,
+// forward.go) or answered with MOVED (cluster mode, so cluster clients
+// route themselves). Keys of one request in different shards — in cluster
+// mode, different slots — answer CROSSSLOT, as Redis Cluster. On a single
+// node with one shard and cluster mode off, router.Single runs everything
+// here. This file takes the keys from a request and keeps MULTI/WATCH/EXEC
+// on one shard.
 
 // commandKeys returns the keys a request names, from its arguments, before
 // any planning: the row's KeysFrom for movable keys (XREAD/XREADGROUP's

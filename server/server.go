@@ -35,6 +35,8 @@ type Server struct {
 	// cluster mode, which answers MOVED instead of forwarding).
 	router  router.Router
 	cluster *router.Cluster
+	// view renders the shards for CLUSTER, RAFT and INFO.
+	view *router.View
 	// lostMu guards lost: per shard, a channel closed when this node stops
 	// leading the shard (then replaced), which releases the clients
 	// blocked on its keys with Redis's failover UNBLOCKED error.
@@ -120,6 +122,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		return node.Shard(s.router.ShardOf(cmd)).ProposeAsync(cmd)
 	}
 	s.router = router.Single{}
+	s.view = router.NewView(node)
 	if node.NumShards() > 1 || node.Clustered() || cfg.ClusterEnabled {
 		s.cluster = router.NewCluster(node, cfg.ClusterEnabled, s.raftTimings, s.done)
 		s.router = s.cluster
