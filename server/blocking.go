@@ -6,6 +6,7 @@ import (
 	"streamd/internal/keywait"
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // Blocking makes a plan wait for its keys when its first answer is empty
@@ -46,12 +47,12 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 	names := p.Op.Keys()
 	// Captured before the first try: if this node stops leading the keys'
 	// shard from here on, the wait ends with the failover error.
-	shard := s.opShard(c, names)
+	shard := s.opShard(c, p.Op)
 	lost := s.lostChan(shard)
-	if lost != nil && !s.leads(shard) {
+	if lost != nil && !s.router.Leads(shard) {
 		// Leadership went between routing and here: nothing applied
 		// on this node would wake the wait.
-		return errFailoverUnblocked
+		return router.ErrFailoverUnblocked
 	}
 	keys := make([]keywait.Key, len(names))
 	for i, k := range names {
@@ -87,7 +88,7 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 		case BlockUnblockedError:
 			return ErrUnblocked
 		case BlockFailover:
-			return errFailoverUnblocked
+			return router.ErrFailoverUnblocked
 		default: // timeout, CLIENT UNBLOCK TIMEOUT, closed connection
 			return NullArray{}
 		}

@@ -15,6 +15,7 @@ import (
 	"streamd/internal/mux"
 	"streamd/internal/testutil"
 	"streamd/replication"
+	"streamd/server/router"
 )
 
 // In-process clusters: three Nodes on loopback (raft over TCP through each
@@ -261,8 +262,8 @@ func TestClusterUnblockedOnTransfer(t *testing.T) {
 	must(t, "transfer", lead.node.TransferLeader(0, to.id))
 	select {
 	case err := <-errs:
-		if err == nil || err.Error() != string(errFailoverUnblocked) {
-			t.Fatalf("blocked XREADGROUP after transfer: %v, want %s", err, errFailoverUnblocked)
+		if err == nil || err.Error() != string(router.ErrFailoverUnblocked) {
+			t.Fatalf("blocked XREADGROUP after transfer: %v, want %s", err, router.ErrFailoverUnblocked)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("blocked XREADGROUP not released by the leadership transfer")

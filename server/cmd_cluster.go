@@ -3,13 +3,12 @@ package server
 import (
 	"errors"
 	"net"
-	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"streamd/replication"
 	"streamd/server/resp"
+	"streamd/server/router"
 )
 
 // CLUSTER: the Redis Cluster view of the node's shards, so that go-redis's
@@ -95,12 +94,7 @@ func (s *Server) cmdCLUSTERMYID(c *Client, args [][]byte) Reply {
 // cmdCLUSTERMYSHARDID is CLUSTER MYSHARDID (Redis 7.2): the shard this
 // node leads, else the first shard it is a voter of, as "shard-<i>".
 func (s *Server) cmdCLUSTERMYSHARDID(c *Client, args [][]byte) Reply {
-	for i := 0; i < s.node.NumShards(); i++ {
-		if s.node.Shard(i).IsLeader() {
-			return BulkString("shard-" + strconv.Itoa(i))
-		}
-	}
-	return BulkString("shard-0")
+	return BulkString(s.view.MyShardID())
 }
 
 // cmdCLUSTERHELP lists the CLUSTER subcommands streamd implements.
@@ -127,54 +121,11 @@ func cmdCLUSTERHELP(c *Client, args [][]byte) Reply {
 }
 
 // nodeID is this node's ID ("streamd" for the embedded single node).
-func (s *Server) nodeID() string {
-	if id := s.node.ID(); id != "" {
-		return id
-	}
-	return "streamd"
-}
+func (s *Server) nodeID() string { return s.view.NodeID() }
 
-// memberView is what the topology commands know about one member.
-type memberView struct {
-	id, raftAddr string
-	host         string // client address; "" when unreachable
-	port         int
-	myself, ok   bool
-}
-
-// clientAddrTimeout bounds how long a topology command or INFO waits for a
-// member's client address (an RPC the node caches): a member that is down
-// is reported as unreachable instead of stalling the reply.
-const clientAddrTimeout = time.Second
-
-// member resolves a member's client address (host, port).
-func (s *Server) member(c *Client, id, raftAddr string) memberView {
-	m := memberView{id: id, raftAddr: raftAddr}
-	if id == s.nodeID() || (raftAddr != "" && raftAddr == s.node.RaftAddr()) {
-		m.myself = true
-		m.host, m.port, m.ok = splitAddr(s.ownClientAddr(c))
-		return m
-	}
-	if raftAddr == "" {
-		return m
-	}
-	type res struct {
-		addr string
-		err  error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		a, err := s.node.ClientAddrOf(raftAddr)
-		ch <- res{a, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err == nil {
-			m.host, m.port, m.ok = splitAddr(r.addr)
-		}
-	case <-time.After(clientAddrTimeout):
-	}
-	return m
+// member resolves a member's client address (host, port) for c's view.
+func (s *Server) member(c *Client, id, raftAddr string) router.Member {
+	return s.view.Member(id, raftAddr, s.ownClientAddr(c))
 }
 
 // ownClientAddr is the client address this node advertises: the node's
@@ -189,214 +140,24 @@ func (s *Server) ownClientAddr(c *Client) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.config().Port))
 }
 
-// splitAddr splits host:port; ok is false when it does not parse.
-func splitAddr(a string) (host string, port int, ok bool) {
-	h, p, err := net.SplitHostPort(a)
-	if err != nil {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(p)
-	if err != nil {
-		return "", 0, false
-	}
-	return h, n, true
-}
-
-// shardView is one shard's slot range, leader and other voters.
-type shardView struct {
-	index, first, last int
-	term               uint64
-	leader             *memberView // nil when no leader is known
-	followers          []memberView
-}
-
-// topology builds every shard's view. Members' client addresses are
-// resolved once per call.
-func (s *Server) topology(c *Client) []shardView {
-	n := s.node.NumShards()
-	cache := map[string]memberView{}
-	resolve := func(id, raftAddr string) memberView {
-		key := id + "\x00" + raftAddr
-		if m, ok := cache[key]; ok {
-			return m
-		}
-		m := s.member(c, id, raftAddr)
-		cache[key] = m
-		return m
-	}
-	out := make([]shardView, n)
-	for i := 0; i < n; i++ {
-		sh := s.node.Shard(i)
-		v := shardView{index: i}
-		v.first, v.last = replication.SlotRange(i, n)
-		info := sh.Info()
-		v.term = info.Term
-		leaderID, leaderAddr := s.node.Leader(i)
-		if leaderID != "" {
-			m := resolve(leaderID, leaderAddr)
-			v.leader = &m
-		}
-		members, err := sh.Members()
-		if err == nil {
-			for _, mb := range members {
-				if !mb.Voter || mb.ID == leaderID {
-					continue
-				}
-				v.followers = append(v.followers, resolve(mb.ID, mb.RaftAddr))
-			}
-		}
-		out[i] = v
-	}
-	return out
-}
-
-// cmdCLUSTERSLOTS is CLUSTER SLOTS: per shard [first, last, leader,
-// replica...], each node [host, port, id, {}] (Redis 7's shape; the last
-// element is the networking-metadata map, empty here). Shards without a
-// known leader, and members whose address is unknown, are left out.
+// cmdCLUSTERSLOTS is CLUSTER SLOTS (router.View.Slots).
 func (s *Server) cmdCLUSTERSLOTS(c *Client, args [][]byte) Reply {
-	out := Array{}
-	for _, v := range s.topology(c) {
-		if v.leader == nil || !v.leader.ok {
-			continue
-		}
-		row := Array{Int(v.first), Int(v.last), slotsNode(*v.leader)}
-		for _, f := range v.followers {
-			if f.ok {
-				row = append(row, slotsNode(f))
-			}
-		}
-		out = append(out, row)
-	}
-	return out
+	return s.view.Slots(s.ownClientAddr(c))
 }
 
-func slotsNode(m memberView) Reply {
-	return Array{BulkString(m.host), Int(m.port), BulkString(m.id), Map{}}
-}
-
-// cmdCLUSTERSHARDS is CLUSTER SHARDS (Redis 7): per shard a map of "slots"
-// ([first, last]) and "nodes" (id, port, ip, endpoint, role,
-// replication-offset for this node, health).
+// cmdCLUSTERSHARDS is CLUSTER SHARDS (router.View.Shards).
 func (s *Server) cmdCLUSTERSHARDS(c *Client, args [][]byte) Reply {
-	out := Array{}
-	for _, v := range s.topology(c) {
-		nodes := Array{}
-		add := func(m memberView, role string) {
-			kv := Map{
-				{K: BulkString("id"), V: BulkString(m.id)},
-				{K: BulkString("port"), V: Int(m.port)},
-				{K: BulkString("ip"), V: BulkString(m.host)},
-				{K: BulkString("endpoint"), V: BulkString(m.host)},
-				{K: BulkString("role"), V: BulkString(role)},
-			}
-			if m.myself {
-				kv = append(kv, KV{K: BulkString("replication-offset"), V: Int(int64(s.node.Shard(v.index).Info().AppliedIndex))})
-			}
-			health := "online"
-			if !m.ok {
-				health = "failed"
-			}
-			kv = append(kv, KV{K: BulkString("health"), V: BulkString(health)})
-			nodes = append(nodes, kv)
-		}
-		if v.leader != nil {
-			add(*v.leader, "master")
-		}
-		for _, f := range v.followers {
-			add(f, "replica")
-		}
-		out = append(out, Map{
-			{K: BulkString("slots"), V: Array{Int(v.first), Int(v.last)}},
-			{K: BulkString("nodes"), V: nodes},
-		})
-	}
-	return out
+	return s.view.Shards(s.ownClientAddr(c))
 }
 
-// cmdCLUSTERNODES is CLUSTER NODES in Redis's line format:
-//
-//	<id> <ip:port@raftport> <flags> <master> <ping-sent> <pong-recv> <config-epoch> <link-state> <slot-range>...
-//
-// A member that leads at least one shard is a "master" listing the slot
-// ranges of the shards it leads (config-epoch: the highest of their
-// terms); any other member is a "slave" of the leader of the first shard
-// it is a voter of. Ping and pong times are not tracked (0).
+// cmdCLUSTERNODES is CLUSTER NODES in Redis's line format
+// (router.View.Nodes).
 func (s *Server) cmdCLUSTERNODES(c *Client, args [][]byte) Reply {
-	type nodeRow struct {
-		m      memberView
-		ranges [][2]int
-		epoch  uint64
-		master string
-	}
-	rows := map[string]*nodeRow{}
-	var order []string
-	get := func(m memberView) *nodeRow {
-		if r, ok := rows[m.id]; ok {
-			return r
-		}
-		r := &nodeRow{m: m}
-		rows[m.id] = r
-		order = append(order, m.id)
-		return r
-	}
-	for _, v := range s.topology(c) {
-		if v.leader != nil {
-			r := get(*v.leader)
-			if k := len(r.ranges); k > 0 && r.ranges[k-1][1]+1 == v.first {
-				r.ranges[k-1][1] = v.last
-			} else {
-				r.ranges = append(r.ranges, [2]int{v.first, v.last})
-			}
-			r.epoch = max(r.epoch, v.term)
-		}
-		for _, f := range v.followers {
-			r := get(f)
-			if r.master == "" && v.leader != nil {
-				r.master = v.leader.id
-			}
-		}
-	}
-	sort.Strings(order)
-	var b strings.Builder
-	for _, id := range order {
-		r := rows[id]
-		var flags []string
-		if r.m.myself {
-			flags = append(flags, "myself")
-		}
-		master := "-"
-		if len(r.ranges) > 0 {
-			flags = append(flags, "master")
-		} else {
-			flags = append(flags, "slave")
-			if r.master != "" {
-				master = r.master
-			}
-		}
-		if !r.m.ok {
-			flags = append(flags, "fail")
-		}
-		link := "connected"
-		if !r.m.ok {
-			link = "disconnected"
-		}
-		_, raftPort, _ := splitAddr(r.m.raftAddr)
-		b.WriteString(r.m.id + " " + r.m.host + ":" + strconv.Itoa(r.m.port) + "@" + strconv.Itoa(raftPort) + " " +
-			strings.Join(flags, ",") + " " + master + " 0 0 " + strconv.FormatUint(r.epoch, 10) + " " + link)
-		for _, rg := range r.ranges {
-			b.WriteString(" " + strconv.Itoa(rg[0]) + "-" + strconv.Itoa(rg[1]))
-		}
-		b.WriteString("\n")
-	}
-	return Verbatim(b.String())
+	return Verbatim(s.view.Nodes(s.ownClientAddr(c)))
 }
 
 // cmdCLUSTERINFO is CLUSTER INFO: Redis's fields from the shards' Raft
-// state. cluster_state is ok when every shard has a known leader
-// (Node.Ready); cluster_size counts shards with a leader;
-// cluster_current_epoch is the highest term, cluster_my_epoch the highest
-// term of a shard led here. streamd adds cluster_shards.
+// state (router.View.ClusterInfo).
 func (s *Server) cmdCLUSTERINFO(c *Client, args [][]byte) Reply {
 	var b strings.Builder
 	s.clusterInfo(&b)
@@ -404,39 +165,14 @@ func (s *Server) cmdCLUSTERINFO(c *Client, args [][]byte) Reply {
 }
 
 func (s *Server) clusterInfo(b *strings.Builder) {
-	n := s.node.NumShards()
-	state := "ok"
-	if s.node.Ready() != "" {
-		state = "fail"
+	writeFields(b, s.view.ClusterInfo())
+}
+
+// writeFields writes router fields as INFO lines.
+func writeFields(b *strings.Builder, fields []router.Field) {
+	for _, f := range fields {
+		infoLine(b, f.Name, f.Value)
 	}
-	slotsOK, size := 0, 0
-	var epoch, myEpoch uint64
-	for i := 0; i < n; i++ {
-		info := s.node.Shard(i).Info()
-		epoch = max(epoch, info.Term)
-		if id, _ := s.node.Leader(i); id != "" {
-			first, last := replication.SlotRange(i, n)
-			slotsOK += last - first + 1
-			size++
-		}
-		if s.node.Shard(i).IsLeader() {
-			myEpoch = max(myEpoch, info.Term)
-		}
-	}
-	known := 1
-	if ms, err := s.node.Members(); err == nil && len(ms) > 0 {
-		known = len(ms)
-	}
-	infoLine(b, "cluster_state", state)
-	infoInt(b, "cluster_slots_assigned", replication.SlotCount)
-	infoInt(b, "cluster_slots_ok", int64(slotsOK))
-	infoInt(b, "cluster_slots_pfail", 0)
-	infoInt(b, "cluster_slots_fail", int64(replication.SlotCount-slotsOK))
-	infoInt(b, "cluster_known_nodes", int64(known))
-	infoInt(b, "cluster_size", int64(size))
-	infoInt(b, "cluster_current_epoch", int64(epoch))
-	infoInt(b, "cluster_my_epoch", int64(myEpoch))
-	infoInt(b, "cluster_shards", int64(n))
 }
 
 // errorText turns a replication error into a reply: a NotLeaderError,

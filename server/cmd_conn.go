@@ -94,7 +94,7 @@ func cmdHELLO(c *Client, args [][]byte) Reply {
 	}
 	c.proto.Store(int32(proto))
 	mode := "standalone"
-	if s.clusterMode {
+	if s.router.ClusterMode() {
 		mode = "cluster"
 	}
 	return Map{

@@ -13,6 +13,7 @@ import (
 
 	"streamd/replication"
 	"streamd/replication/state"
+	"streamd/server/router"
 )
 
 // infoSections are INFO's sections in Redis's order; "default" marks those
@@ -267,7 +268,7 @@ func (s *Server) infoReplication(b *strings.Builder) {
 	applied := int64(s.node.Shard(0).Info().AppliedIndex)
 	if s.node.Shard(0).IsLeader() {
 		infoLine(b, "role", "master")
-		var slaves []memberView
+		var slaves []router.Member
 		if ms, err := s.node.Shard(0).Members(); err == nil {
 			for _, m := range ms {
 				if m.Voter && m.ID != s.nodeID() {
@@ -278,24 +279,24 @@ func (s *Server) infoReplication(b *strings.Builder) {
 		infoInt(b, "connected_slaves", int64(len(slaves)))
 		for i, m := range slaves {
 			state := "online"
-			if !m.ok {
+			if !m.OK {
 				state = "offline"
 			}
-			infoLine(b, "slave"+strconv.Itoa(i), "ip="+m.host+",port="+strconv.Itoa(m.port)+",state="+state+",id="+m.id)
+			infoLine(b, "slave"+strconv.Itoa(i), "ip="+m.Host+",port="+strconv.Itoa(m.Port)+",state="+state+",id="+m.ID)
 		}
 	} else {
 		infoLine(b, "role", "slave")
 		id, addr := s.node.Leader(0)
-		var m memberView
+		var m router.Member
 		if id != "" {
 			m = s.member(nil, id, addr)
 		}
 		link := "up"
-		if !m.ok {
+		if !m.OK {
 			link = "down"
 		}
-		infoLine(b, "master_host", m.host)
-		infoInt(b, "master_port", int64(m.port))
+		infoLine(b, "master_host", m.Host)
+		infoInt(b, "master_port", int64(m.Port))
 		infoLine(b, "master_link_status", link)
 		infoLine(b, "master_id", id)
 		infoInt(b, "master_sync_in_progress", 0)

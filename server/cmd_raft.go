@@ -2,9 +2,8 @@ package server
 
 import (
 	"strconv"
+	"streamd/server/router"
 	"strings"
-
-	"streamd/replication"
 )
 
 // RAFT: streamd's admin command for the cluster's membership and
@@ -44,71 +43,18 @@ func (s *Server) raftCommand() *Command {
 // single node, which has no Raft network.
 const errNotClustered = ErrorReply("ERR this node is not part of a cluster: start it with --node-id and --raft-addr")
 
-// cmdRAFTNODES is RAFT NODES: one map per member (sorted by ID) with its
-// id, raft-addr, client-addr ("" when unreachable), voter (0/1), myself
-// (0/1) and leads (the shards it leads).
+// cmdRAFTNODES is RAFT NODES: one map per member (router.View.RaftNodes).
 func (s *Server) cmdRAFTNODES(c *Client, args [][]byte) Reply {
-	members, err := s.node.Members()
+	r, err := s.view.RaftNodes(s.ownClientAddr(c))
 	if err != nil {
 		return errorText(err)
 	}
-	if len(members) == 0 {
-		members = []replication.Member{{ID: s.nodeID(), RaftAddr: s.node.RaftAddr(), Voter: true}}
-	}
-	leaders := make([]string, s.node.NumShards())
-	for i := range leaders {
-		leaders[i], _ = s.node.Leader(i)
-	}
-	out := Array{}
-	for _, m := range members {
-		v := s.member(c, m.ID, m.RaftAddr)
-		leads := Array{}
-		for i, l := range leaders {
-			if l == m.ID {
-				leads = append(leads, Int(i))
-			}
-		}
-		addr := ""
-		if v.ok {
-			addr = v.host + ":" + strconv.Itoa(v.port)
-		}
-		out = append(out, Map{
-			{K: BulkString("id"), V: BulkString(m.ID)},
-			{K: BulkString("raft-addr"), V: BulkString(m.RaftAddr)},
-			{K: BulkString("client-addr"), V: BulkString(addr)},
-			{K: BulkString("voter"), V: Int(boolInt(m.Voter))},
-			{K: BulkString("myself"), V: Int(boolInt(v.myself))},
-			{K: BulkString("leads"), V: leads},
-		})
-	}
-	return out
+	return r
 }
 
-// cmdRAFTSHARDS is RAFT SHARDS: one map per shard with its index, slot
-// range, leader (id and raft address, "" when none is known), term, this
-// node's commit and applied index, last snapshot index, and this node's
-// role in it.
+// cmdRAFTSHARDS is RAFT SHARDS: one map per shard (router.View.RaftShards).
 func (s *Server) cmdRAFTSHARDS(c *Client, args [][]byte) Reply {
-	n := s.node.NumShards()
-	out := make(Array, 0, n)
-	for i := 0; i < n; i++ {
-		first, last := replication.SlotRange(i, n)
-		info := s.node.Shard(i).Info()
-		id, addr := s.node.Leader(i)
-		out = append(out, Map{
-			{K: BulkString("shard"), V: Int(i)},
-			{K: BulkString("slots"), V: Array{Int(first), Int(last)}},
-			{K: BulkString("leader"), V: BulkString(id)},
-			{K: BulkString("leader-addr"), V: BulkString(addr)},
-			{K: BulkString("term"), V: Int(int64(info.Term))},
-			{K: BulkString("commit-index"), V: Int(int64(info.CommitIndex))},
-			{K: BulkString("applied-index"), V: Int(int64(info.AppliedIndex))},
-			{K: BulkString("last-snapshot-index"), V: Int(int64(info.LastSnapshotIndex))},
-			{K: BulkString("voters"), V: Int(info.Voters)},
-			{K: BulkString("role"), V: BulkString(info.Role)},
-		})
-	}
-	return out
+	return s.view.RaftShards()
 }
 
 // cmdRAFTADD is RAFT ADD id raft-addr: the node becomes a voter of every
@@ -121,7 +67,7 @@ func (s *Server) cmdRAFTADD(c *Client, args [][]byte) Reply {
 	if id == "" || strings.ContainsAny(id, " \t\r\n,=") {
 		return ErrorReply("ERR invalid node id '" + cString(args[2], 128) + "'")
 	}
-	if _, _, ok := splitAddr(addr); !ok {
+	if _, _, ok := router.SplitAddr(addr); !ok {
 		return ErrorReply("ERR invalid raft address '" + cString(args[3], 128) + "': want host:port")
 	}
 	if err := s.node.AddNode(id, addr); err != nil {
@@ -204,27 +150,8 @@ func cmdRAFTHELP(c *Client, args [][]byte) Reply {
 	)
 }
 
-// shardLines writes "shards:N" and one line per shard:
-// shard<i>:role=..,term=..,leader=..,slots=first-last,commit_index=..,
-// applied_index=..,last_log_index=..,last_snapshot_index=..,voters=..
+// shardLines writes "shards:N" and one line per shard
+// (router.View.ShardLines).
 func (s *Server) shardLines(b *strings.Builder) {
-	n := s.node.NumShards()
-	infoInt(b, "shards", int64(n))
-	for i := 0; i < n; i++ {
-		info := s.node.Shard(i).Info()
-		first, last := replication.SlotRange(i, n)
-		leader := info.LeaderID
-		if leader == "" {
-			leader = "-"
-		}
-		infoLine(b, "shard"+strconv.Itoa(i), "role="+info.Role+
-			",term="+strconv.FormatUint(info.Term, 10)+
-			",leader="+leader+
-			",slots="+strconv.Itoa(first)+"-"+strconv.Itoa(last)+
-			",commit_index="+strconv.FormatUint(info.CommitIndex, 10)+
-			",applied_index="+strconv.FormatUint(info.AppliedIndex, 10)+
-			",last_log_index="+strconv.FormatUint(info.LastLogIndex, 10)+
-			",last_snapshot_index="+strconv.FormatUint(info.LastSnapshotIndex, 10)+
-			",voters="+strconv.Itoa(info.Voters))
-	}
+	writeFields(b, s.view.ShardLines())
 }

@@ -339,12 +339,10 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 	s.trackRead(c, reads)
 	start := time.Now()
 	cmd := wire.Exec{DB: startDB, Ops: ops}
-	if s.routed {
-		for _, op := range ops {
-			if len(op.Keys()) > 0 {
-				shard = s.opShard(c, op.Keys())
-				break
-			}
+	for _, op := range ops {
+		if len(op.Keys()) > 0 {
+			shard = s.opShard(c, op)
+			break
 		}
 	}
 	p := s.node.Shard(shard).ProposeAsync(cmd)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"streamd/server/resp"
+	"streamd/server/router"
 )
 
 // Client is one connection. Its commands run one at a time on the
@@ -81,7 +82,7 @@ type Client struct {
 	// elsewhere: the request is routed again once.
 	notLeader bool
 	// ups are the client's upstream connections, by raft address.
-	ups map[string]*upstream
+	ups router.Upstreams
 	// lastWr is the client's last write, for WAIT.
 	lastWr lastWrite
 	// slow is the running command's blocked time, for SLOWLOG
@@ -280,7 +281,7 @@ func (s *Server) serveClient(c *Client) {
 		pl.drain()
 		close(c.stop)
 		s.resetClientState(c)
-		c.closeUpstreams()
+		c.ups.Close()
 		c.nc.Close()
 		s.removeClient(c)
 	}()

@@ -71,15 +71,13 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 			return
 		}
 	}
-	if s.routed {
-		if r, handled := s.routeRequest(c, cmd, args, pl); handled {
-			if r != nil {
-				// Forwarded, it shows in the SLOWLOG and MONITOR of
-				// the node where it ran; fanned out, it ran here.
-				end = s.finish(c, cmd, args, start, r, cmd.Fanout)
-			}
-			return
+	if r, handled := s.routeRequest(c, cmd, args, pl); handled {
+		if r != nil {
+			// Forwarded, it shows in the SLOWLOG and MONITOR of the
+			// node where it ran; fanned out, it ran here.
+			end = s.finish(c, cmd, args, start, r, cmd.Fanout)
 		}
+		return
 	}
 	// MONITOR shows a blocking command when it starts (as Redis, whose
 	// first call of it returns blocked), EXEC's commands once EXEC ran

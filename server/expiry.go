@@ -5,6 +5,7 @@ import (
 
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // The active expiry sweep. Expired keys are already absent to every
@@ -56,11 +57,11 @@ func (s *Server) startKeyspaceTasks() {
 func (s *Server) sweepExpired() error {
 	var first error
 	for i := range s.node.NumShards() {
-		if !s.leads(i) {
+		if !s.router.Leads(i) {
 			continue
 		}
 		// One shard's failure does not hold up the others' sweep.
-		if err := s.sweepShard(i); err != nil && !isNotLeader(err) && first == nil {
+		if err := s.sweepShard(i); err != nil && !router.IsNotLeader(err) && first == nil {
 			first = err
 		}
 	}

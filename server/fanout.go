@@ -1,11 +1,11 @@
 package server
 
 import (
-	"math/bits"
 	"strconv"
 
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // Keyless commands over a keyspace split into shards: DBSIZE and INFO
@@ -68,47 +68,36 @@ func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
 // leads it, else at its leader (STREAMD.ONSHARD). It returns "" when the
 // write succeeded, else the error reply.
 func (s *Server) writeOnShard(c *Client, i int, op wire.Command, args [][]byte) ErrorReply {
-	if s.leads(i) {
+	if s.router.Leads(i) {
 		_, err := s.applyOn(c, i, op)
 		if err == nil {
 			return ""
 		}
-		if !isNotLeader(err) {
+		if !router.IsNotLeader(err) {
 			return ErrorReply(err.Error())
 		}
 		c.notLeader = false
 	}
 	addr := s.leaderAddr(i)
 	if addr == "" {
-		return errClusterDown
+		return router.ErrClusterDown
 	}
 	if c.internal {
-		return notLeaderReply(s.nodeLeader(i))
+		return router.NotLeaderReply(s.router.Leader(i))
 	}
 	fwd := append([][]byte{[]byte(onShardCommand), []byte(strconv.Itoa(i))}, args...)
-	r, _ := s.forward(c, addr, fwd, fwdWrite)
+	r, _ := s.forward(c, addr, fwd, router.FwdWrite)
 	if e, ok := r.(ErrorReply); ok {
 		return e
 	}
 	return ""
 }
 
-// scanBits is how many high bits of a SCAN cursor name the shard.
-func (s *Server) scanBits() int {
-	return bits.Len(uint(s.node.NumShards() - 1))
-}
-
-// scanShards is SCAN over the shards, one shard per call: the cursor's high
-// scanBits bits are the shard, the rest the shard's own cursor without its
-// low scanBits bits (resuming a little early returns a few keys again,
-// which SCAN allows).
+// scanShards is SCAN over the shards, one shard per call, the shard in
+// the cursor's high bits (router.SplitScanCursor, NextScanCursor).
 func (s *Server) scanShards(c *Client, q wire.Scan) (any, error) {
-	b := s.scanBits()
 	n := s.node.NumShards()
-	shard, inner := 0, q.Cursor
-	if b > 0 {
-		shard, inner = int(q.Cursor>>(64-b)), q.Cursor<<b
-	}
+	shard, inner := router.SplitScanCursor(q.Cursor, n)
 	if shard >= n {
 		return state.ScanResult{Keys: []string{}}, nil
 	}
@@ -118,19 +107,7 @@ func (s *Server) scanShards(c *Client, q wire.Scan) (any, error) {
 		return nil, err
 	}
 	sr, _ := res.(state.ScanResult)
-	switch {
-	case sr.Cursor != 0:
-		next := sr.Cursor >> b
-		if next == 0 {
-			next = 1 // a resumed cursor is never 0 (that would end the scan)
-		}
-		if b > 0 {
-			next |= uint64(shard) << (64 - b)
-		}
-		sr.Cursor = next
-	case shard+1 < n:
-		sr.Cursor = uint64(shard+1) << (64 - b)
-	}
+	sr.Cursor = router.NextScanCursor(shard, n, sr.Cursor)
 	return sr, nil
 }
 
@@ -145,13 +122,7 @@ func (s *Server) keyspaceInfoAll() (any, error) {
 			return nil, err
 		}
 		dbs, _ := res.([]state.DBInfo)
-		if sum == nil {
-			sum = make([]state.DBInfo, len(dbs))
-		}
-		for j := range min(len(dbs), len(sum)) {
-			sum[j].Keys += dbs[j].Keys
-			sum[j].Expires += dbs[j].Expires
-		}
+		sum = router.AddKeyspace(sum, dbs)
 	}
 	return sum, nil
 }
@@ -198,8 +169,8 @@ func (s *Server) runOnShard(c *Client, args [][]byte) {
 		c.reply(rej)
 		return
 	}
-	if !s.leads(i) {
-		c.reply(notLeaderReply(s.nodeLeader(i)))
+	if !s.router.Leads(i) {
+		c.reply(router.NotLeaderReply(s.router.Leader(i)))
 		return
 	}
 	c.onShard = i

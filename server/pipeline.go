@@ -81,10 +81,7 @@ func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, o
 		pl.hub = pl.s.hub()
 		pl.hub.writeMu.RLock()
 	}
-	shard := 0
-	if pl.s.routed {
-		shard = pl.s.opShard(pl.c, op.Keys())
-	}
+	shard := pl.s.opShard(pl.c, op)
 	pl.calls = append(pl.calls, pipelineCall{cmd: cmd, args: args, start: start, plan: p, op: op,
 		shard: shard, pend: pl.s.proposeAsync(op)})
 }

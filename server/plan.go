@@ -2,6 +2,7 @@ package server
 
 import (
 	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // runPlanner runs a keyspace command: the Planner parses its arguments into
@@ -29,11 +30,7 @@ func (s *Server) runPlan(c *Client, p *Plan) Reply {
 
 // apply sends one operation to the shard of its keys (see applyOn).
 func (s *Server) apply(c *Client, op wire.Op) (any, error) {
-	i := 0
-	if s.routed {
-		i = s.opShard(c, op.Keys())
-	}
-	return s.applyOn(c, i, op)
+	return s.applyOn(c, s.opShard(c, op), op)
 }
 
 // applyOn sends one operation to shard i. A read first passes the shard's
@@ -54,13 +51,11 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 		s.afterWrite(c, i, p, err, e)
 		return res, err
 	case wire.Query:
-		if s.routed {
-			if err := s.readBarrier(i); err != nil {
-				if c != nil && isNotLeader(err) {
-					c.notLeader = true
-				}
-				return nil, err
+		if err := s.router.ReadBarrier(i); err != nil {
+			if c != nil && router.IsNotLeader(err) {
+				c.notLeader = true
 			}
+			return nil, err
 		}
 		s.trackRead(c, o.Keys())
 		return sh.Query(o)
@@ -98,7 +93,7 @@ func (s *Server) afterWrite(c *Client, shard int, p pendingWrite, err error, e w
 // it), or, when the shard was led elsewhere, that the request must be
 // routed again.
 func (c *Client) noteWrite(i int, p pendingWrite, err error) {
-	if err != nil && isNotLeader(err) {
+	if err != nil && router.IsNotLeader(err) {
 		c.notLeader = true
 		return
 	}

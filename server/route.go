@@ -1,61 +1,21 @@
 package server
 
 import (
-	"errors"
-	"net"
-	"strconv"
-	"time"
-
-	"streamd/config"
 	"streamd/replication"
+	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // Routing (issue #4). Every keyed command goes to the shard (Raft group)
-// that owns its keys' hash slot: run here when this node leads that shard,
-// otherwise forwarded to the leader over a per-client upstream connection
-// (plain mode, forward.go) or answered with MOVED (cluster mode, so cluster
-// clients route themselves). Keys of one request in different shards — in
-// cluster mode, different slots — answer CROSSSLOT, as Redis Cluster.
-// A single node with one shard and cluster mode off skips all of it.
-
-// Routing replies, with Redis Cluster's texts.
-const (
-	errCrossSlot   = ErrorReply("CROSSSLOT Keys in request don't hash to the same slot")
-	errClusterDown = ErrorReply("CLUSTERDOWN The cluster is down: the shard has no leader")
-)
-
-// routeKind says where a request runs.
-type routeKind uint8
-
-const (
-	// routeLocal: run here (on shard, or keyless).
-	routeLocal routeKind = iota
-	// routeForward: send to the shard's leader at addr and relay its reply.
-	routeForward
-	// routeReply: answer reply (CROSSSLOT, MOVED, CLUSTERDOWN, not leader).
-	routeReply
-)
-
-// route is where a request's keys send it.
-type route struct {
-	kind  routeKind
-	shard int // -1: no keys
-	slot  int // the first key's slot (MOVED's)
-	addr  string
-	reply ErrorReply
-}
-
-// routing reports whether requests must be routed at all: several shards,
-// other nodes, or cluster mode (which checks slots even on one node).
-func (s *Server) routing() bool {
-	return s.routed
-}
-
-// initRouting decides whether requests are routed (NewNode calls it).
-func (s *Server) initRouting(cfg config.Config) {
-	s.clusterMode = cfg.ClusterEnabled
-	s.routed = s.node.NumShards() > 1 || s.node.Clustered() || s.clusterMode
-}
+// that owns its keys' hash slot; the server's router (server/router)
+// decides: run here when this node leads that shard, otherwise forwarded
+// to the leader over a per-client upstream connection (plain mode,
+// forward.go) or answered with MOVED (cluster mode, so cluster clients
+// route themselves). Keys of one request in different shards — in cluster
+// mode, different slots — answer CROSSSLOT, as Redis Cluster. On a single
+// node with one shard and cluster mode off, router.Single runs everything
+// here. This file takes the keys from a request and keeps MULTI/WATCH/EXEC
+// on one shard.
 
 // commandKeys returns the keys a request names, from its arguments, before
 // any planning: the row's KeysFrom for movable keys (XREAD/XREADGROUP's
@@ -107,168 +67,13 @@ func xreadKeys(args [][]byte) [][]byte {
 	return nil
 }
 
-// keySlot is the hash slot of a key given as bytes.
-func keySlot(k []byte) int { return replication.KeySlot(string(k)) }
-
-// routeKeys decides where a request with these keys runs for client c.
-func (s *Server) routeKeys(c *Client, keys [][]byte) route {
-	if len(keys) == 0 {
-		return route{kind: routeLocal, shard: -1}
-	}
-	n := s.node.NumShards()
-	slot := keySlot(keys[0])
-	shard := replication.ShardOfSlot(slot, n)
-	for _, k := range keys[1:] {
-		ks := keySlot(k)
-		if (s.clusterMode && ks != slot) || replication.ShardOfSlot(ks, n) != shard {
-			return route{kind: routeReply, shard: shard, slot: slot, reply: errCrossSlot}
-		}
-	}
-	return s.routeShard(c, shard, slot)
-}
-
-// routeShard decides where a request for shard (first key in slot) runs.
-func (s *Server) routeShard(c *Client, shard, slot int) route {
-	rt := route{kind: routeLocal, shard: shard, slot: slot}
-	if !s.node.Clustered() || s.leads(shard) {
-		return rt
-	}
-	addr, local := s.awaitLeader(shard)
-	if local {
-		return rt
-	}
-	switch {
-	case addr == "":
-		rt.kind, rt.reply = routeReply, errClusterDown
-	case c != nil && c.internal:
-		// An internal connection never forwards again (no loops): the
-		// node that sent it retries at the leader.
-		rt.kind, rt.reply = routeReply, notLeaderReply(s.nodeLeader(shard))
-	case s.clusterMode:
-		rt.kind, rt.reply = routeReply, s.movedReply(slot, addr)
-	default:
-		rt.kind, rt.addr = routeForward, addr
-	}
-	return rt
-}
-
-// awaitLeader returns the raft address of shard's leader, waiting up to
-// leaderWait while none is known or while this node has just been elected
-// and is still applying the log (local reports that it now serves the
-// shard). An election or a leadership transfer then looks like a slow
-// reply to the client rather than CLUSTERDOWN; "" after the wait means the
-// shard has no leader.
-func (s *Server) awaitLeader(shard int) (addr string, local bool) {
-	deadline := time.Now().Add(s.leaderWait())
-	for {
-		_, addr = s.nodeLeader(shard)
-		if addr != "" && addr != s.node.RaftAddr() {
-			return addr, false
-		}
-		if s.leads(shard) {
-			return "", true
-		}
-		if time.Now().After(deadline) {
-			if addr == s.node.RaftAddr() {
-				addr = "" // elected here but not ready: nobody serves it
-			}
-			return addr, false
-		}
-		select {
-		case <-s.done:
-			return "", false
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// leaderWait is how long a request waits for its shard to have a leader:
-// two election timeouts plus the lease, the time raft needs to replace a
-// leader.
-func (s *Server) leaderWait() time.Duration {
-	cfg := s.config()
-	e, l := cfg.RaftElectionTimeout, cfg.RaftLeaseTimeout
-	if e <= 0 {
-		e = config.DefaultRaftElectionTimeout
-	}
-	if l <= 0 {
-		l = config.DefaultRaftLeaseTimeout
-	}
-	return 2*e + l
-}
-
-// leads reports whether this node leads shard and is ready to serve it.
-func (s *Server) leads(shard int) bool {
-	return !s.node.Clustered() || s.node.Shard(shard).IsLeader()
-}
-
-// movedReply is Redis Cluster's redirection: MOVED <slot> <host:port>, the
-// client address of the node at raftAddr.
-func (s *Server) movedReply(slot int, raftAddr string) ErrorReply {
-	addr, err := s.nodeClientAddrOf(raftAddr)
-	if err != nil || addr == "" {
-		return ErrorReply("TRYAGAIN the leader of slot " + strconv.Itoa(slot) + " is not reachable: " + errText(err))
-	}
-	return ErrorReply("MOVED " + strconv.Itoa(slot) + " " + addr)
-}
-
-// notLeaderReply is the reply of an internal connection asking a node that
-// does not lead the shard (the NotLeaderError text).
-func notLeaderReply(id, addr string) ErrorReply {
-	return ErrorReply((&replication.NotLeaderError{LeaderID: id, LeaderAddr: addr}).Error())
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "unknown address"
-	}
-	return err.Error()
-}
-
-// isNotLeader reports whether err says the shard is led elsewhere (the
-// leadership moved after the request was routed here).
-func isNotLeader(err error) bool {
-	var nle *replication.NotLeaderError
-	return errors.As(err, &nle)
-}
-
 // opShard is the shard an operation runs on: the client's pinned shard
 // (STREAMD.ONSHARD), else its first key's, else shard 0.
-func (s *Server) opShard(c *Client, keys []string) int {
+func (s *Server) opShard(c *Client, op wire.Op) int {
 	if c != nil && c.onShard >= 0 {
 		return c.onShard
 	}
-	if len(keys) == 0 || s.node.NumShards() == 1 {
-		return 0
-	}
-	return s.node.ShardOfKey(keys[0])
-}
-
-// nodeLeader is the leader of shard i ("" when unknown).
-func (s *Server) nodeLeader(i int) (id, raftAddr string) {
-	if !s.node.Clustered() {
-		return "", ""
-	}
-	return s.node.Leader(i)
-}
-
-// nodeClientAddrOf is the client address of the member at raftAddr.
-func (s *Server) nodeClientAddrOf(raftAddr string) (string, error) {
-	return s.node.ClientAddrOf(raftAddr)
-}
-
-// readBarrier is the linearizable read point for shard i on a clustered
-// node (nothing to wait for on an embedded single node).
-func (s *Server) readBarrier(i int) error {
-	if !s.node.Clustered() {
-		return nil
-	}
-	return s.node.ReadBarrier(i)
-}
-
-// dialRESP opens an internal RESP connection to the node at raftAddr.
-func (s *Server) dialRESP(raftAddr string) (net.Conn, error) {
-	return s.node.DialRESP(raftAddr)
+	return s.router.ShardOf(op)
 }
 
 // routeRequest routes a request that is about to run here (after lookup,
@@ -305,39 +110,39 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		if len(keys) == 0 || cmd.Name == "watch" {
 			return nil, false
 		}
-		rt := s.routeKeys(c, keys)
+		rt := s.router.Route(keys, c.internal)
 		tx := c.tx
 		switch {
-		case rt.reply == errCrossSlot || (tx.shard >= 0 && tx.shard != rt.shard):
+		case rt.Reply == router.ErrCrossSlot || (tx.shard >= 0 && tx.shard != rt.Shard):
 			pl.drain()
-			s.reject(c, cmd, errCrossSlot)
+			s.reject(c, cmd, router.ErrCrossSlot)
 			return nil, true
-		case rt.kind == routeReply && (s.clusterMode || c.internal):
+		case rt.Kind == router.Refuse && (s.router.ClusterMode() || c.internal):
 			pl.drain()
-			s.reject(c, cmd, rt.reply)
+			s.reject(c, cmd, rt.Reply)
 			return nil, true
 		}
-		tx.shard = rt.shard
+		tx.shard = rt.Shard
 		return nil, false
 	}
 	if len(keys) == 0 {
-		if cmd.Fanout && c.onShard < 0 && (s.node.NumShards() > 1 || s.node.Clustered()) {
+		if cmd.Fanout && c.onShard < 0 && s.router.Spread() {
 			pl.drain()
 			return s.fanout(c, cmd, args), true
 		}
 		return nil, false
 	}
-	rt := s.routeKeys(c, keys)
+	rt := s.router.Route(keys, c.internal)
 	if cmd.Name == "watch" {
 		pl.drain()
 		return s.routeWatch(c, args, rt)
 	}
-	switch rt.kind {
-	case routeReply:
+	switch rt.Kind {
+	case router.Refuse:
 		pl.drain()
-		s.reject(c, cmd, rt.reply)
+		s.reject(c, cmd, rt.Reply)
 		return nil, true
-	case routeForward:
+	case router.Forward:
 		pl.drain()
 		return s.forwardRouted(c, cmd, args, rt), true
 	}
@@ -348,18 +153,18 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 // elsewhere; nil when it must stay here (inside MULTI, an internal
 // connection, or the shard is now led here again).
 func (s *Server) reroute(c *Client, cmd *Command, args [][]byte) Reply {
-	if !s.routed || c.internal || c.inMulti() || c.onShard >= 0 {
+	if c.internal || c.inMulti() || c.onShard >= 0 {
 		return nil
 	}
-	rt := s.routeKeys(c, commandKeys(cmd, args))
-	switch rt.kind {
-	case routeReply:
-		return rt.reply
-	case routeForward:
+	rt := s.router.Route(commandKeys(cmd, args), c.internal)
+	switch rt.Kind {
+	case router.Refuse:
+		return rt.Reply
+	case router.Forward:
 		kind := forwardKind(cmd, args)
-		r, _ := s.forward(c, rt.addr, args, kind)
-		if kind != fwdRead {
-			c.lastWr = lastWrite{shard: rt.shard, up: rt.addr, ok: true}
+		r, _ := s.forward(c, rt.Addr, args, kind)
+		if kind != router.FwdRead {
+			c.lastWr = lastWrite{shard: rt.Shard, up: rt.Addr, ok: true}
 		}
 		return r
 	}
@@ -368,38 +173,38 @@ func (s *Server) reroute(c *Client, cmd *Command, args [][]byte) Reply {
 
 // routeWatch runs WATCH where its keys' shard is led: here, or forwarded on
 // the upstream that will also take the transaction's EXEC.
-func (s *Server) routeWatch(c *Client, args [][]byte, rt route) (Reply, bool) {
+func (s *Server) routeWatch(c *Client, args [][]byte, rt router.Route) (Reply, bool) {
 	tx := c.txOf()
-	if rt.reply == errCrossSlot || (tx.shard >= 0 && rt.shard != tx.shard) {
-		return errCrossSlot, true
+	if rt.Reply == router.ErrCrossSlot || (tx.shard >= 0 && rt.Shard != tx.shard) {
+		return router.ErrCrossSlot, true
 	}
-	switch rt.kind {
-	case routeReply:
-		return rt.reply, true
-	case routeForward:
+	switch rt.Kind {
+	case router.Refuse:
+		return rt.Reply, true
+	case router.Forward:
 		if len(tx.watched) > 0 {
 			// Keys watched here while this node led the shard: once it
 			// moved, writes at the new leader never mark them dirty.
 			tx.dirty.Store(true)
 		}
-		r, _ := s.forward(c, rt.addr, args, fwdRead)
-		if raw, ok := r.(rawReply); ok && string(raw) == "+OK\r\n" {
-			if tx.remoteWatch != "" && tx.remoteWatch != rt.addr {
+		r, _ := s.forward(c, rt.Addr, args, router.FwdRead)
+		if raw, ok := r.(router.Raw); ok && string(raw) == "+OK\r\n" {
+			if tx.remoteWatch != "" && tx.remoteWatch != rt.Addr {
 				// The first leader's WATCHes cannot be checked by
 				// an EXEC at the second.
 				tx.dirty.Store(true)
 			}
-			tx.shard, tx.remoteWatch = rt.shard, rt.addr
+			tx.shard, tx.remoteWatch = rt.Shard, rt.Addr
 		}
 		return r, true
 	}
-	tx.shard = rt.shard
+	tx.shard = rt.Shard
 	if tx.watchLost == nil {
 		// Writes applied while this node follows the shard mark no
 		// watcher dirty: a loss of leadership after this WATCH aborts
 		// the EXEC (checked in routeExec).
-		tx.watchLost = s.lostChan(rt.shard)
-		if !s.leads(rt.shard) {
+		tx.watchLost = s.lostChan(rt.Shard)
+		if !s.router.Leads(rt.Shard) {
 			tx.dirty.Store(true)
 		}
 	}
@@ -429,11 +234,11 @@ func (s *Server) routeExec(c *Client) (Reply, bool) {
 	if tx == nil || !tx.multi || tx.errored || tx.shard < 0 {
 		return nil, false
 	}
-	rt := s.routeShard(c, tx.shard, -1)
+	rt := s.router.RouteShard(tx.shard, -1, c.internal)
 	if watchLostLeadership(tx) {
 		tx.dirty.Store(true)
 	}
-	if rt.kind == routeLocal {
+	if rt.Kind == router.Local {
 		if tx.remoteWatch != "" {
 			// Watched on the former leader: the watch cannot be
 			// checked here, so the transaction aborts as if touched.
@@ -449,26 +254,26 @@ func (s *Server) routeExec(c *Client) (Reply, bool) {
 		// A WATCH made here cannot be checked at another node.
 		return NullArray{}, true
 	}
-	if rt.kind == routeReply {
-		if s.clusterMode && len(queue) > 0 {
+	if rt.Kind == router.Refuse {
+		if s.router.ClusterMode() && len(queue) > 0 {
 			if keys := firstKeys(queue); len(keys) > 0 {
-				return s.movedReply(keySlot(keys[0]), s.leaderAddr(shard)), true
+				return s.router.Moved(router.KeySlot(keys[0]), s.leaderAddr(shard)), true
 			}
 		}
-		return rt.reply, true
+		return rt.Reply, true
 	}
-	if tx.remoteWatch != "" && tx.remoteWatch != rt.addr {
+	if tx.remoteWatch != "" && tx.remoteWatch != rt.Addr {
 		s.dropRemoteWatch(c)
 		return NullArray{}, true
 	}
-	r := s.forwardTx(c, rt.addr, shard, queue)
+	r := s.forwardTx(c, rt.Addr, shard, queue)
 	tx.remoteWatch = "" // EXEC unwatched there
 	return r, true
 }
 
 // leaderAddr is the raft address of shard i's leader ("" when unknown).
 func (s *Server) leaderAddr(i int) string {
-	_, addr := s.nodeLeader(i)
+	_, addr := s.router.Leader(i)
 	return addr
 }
 
@@ -490,7 +295,7 @@ func (s *Server) dropRemoteWatch(c *Client) {
 	}
 	addr := c.tx.remoteWatch
 	c.tx.remoteWatch = ""
-	s.forwardSimple(c, addr, []byte("UNWATCH"))
+	s.cluster.ForwardSimple(c.fwd(), addr, []byte("UNWATCH"))
 }
 
 // keyShard returns the shard that owns key.

@@ -112,18 +112,6 @@ func bytesArgs(ss []string) [][]byte {
 	return out
 }
 
-// TestRelayedKeepsBytes checks a relayed reply is written as it came, in
-// both protocols, and a simple error becomes an ErrorReply.
-func TestRelayedKeepsBytes(t *testing.T) {
-	if r, ok := relayed([]byte("-MOVED 1 x:1\r\n")).(ErrorReply); !ok || r != "MOVED 1 x:1" {
-		t.Fatalf("relayed error = %#v", r)
-	}
-	raw := "%1\r\n+a\r\n#t\r\n"
-	if r, ok := relayed([]byte(raw)).(rawReply); !ok || string(r) != raw {
-		t.Fatalf("relayed map = %#v", r)
-	}
-}
-
 // multiShard serves a single node whose keyspace is split into 4 shards.
 func multiShard(t *testing.T) (*Server, string) {
 	t.Helper()

@@ -15,6 +15,7 @@ import (
 	"streamd/config"
 	"streamd/replication"
 	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // Server accepts Redis clients and runs their commands against a Shard.
@@ -28,10 +29,14 @@ type Server struct {
 	node  *replication.Node
 	shard *replication.Shard
 
-	// routed is set when requests must be routed to shards (several
-	// shards, other nodes, or cluster mode); clusterMode answers MOVED
-	// instead of forwarding (config.Config.ClusterEnabled).
-	routed, clusterMode bool
+	// router decides where requests run (server/router): router.Single
+	// on the embedded single node, a *router.Cluster (also in cluster) when
+	// requests must be routed to shards (several shards, other nodes, or
+	// cluster mode, which answers MOVED instead of forwarding).
+	router  router.Router
+	cluster *router.Cluster
+	// view renders the shards for CLUSTER, RAFT and INFO.
+	view *router.View
 	// lostMu guards lost: per shard, a channel closed when this node stops
 	// leading the shard (then replaced), which releases the clients
 	// blocked on its keys with Redis's failover UNBLOCKED error.
@@ -114,10 +119,15 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		shutdownReq: make(chan struct{}),
 	}
 	s.proposeAsync = func(cmd wire.Command) pendingWrite {
-		return node.Shard(s.opShard(nil, cmd.Keys())).ProposeAsync(cmd)
+		return node.Shard(s.router.ShardOf(cmd)).ProposeAsync(cmd)
+	}
+	s.router = router.Single{}
+	s.view = router.NewView(node)
+	if node.NumShards() > 1 || node.Clustered() || cfg.ClusterEnabled {
+		s.cluster = router.NewCluster(node, cfg.ClusterEnabled, s.raftTimings, s.done)
+		s.router = s.cluster
 	}
 	s.cmds = newCommandTable(s.allCommands())
-	s.initRouting(cfg)
 	s.lost = make([]chan struct{}, node.NumShards())
 	for i := range s.lost {
 		s.lost[i] = make(chan struct{})
@@ -160,6 +170,23 @@ func (s *Server) lostChan(shard int) <-chan struct{} {
 	s.lostMu.Lock()
 	defer s.lostMu.Unlock()
 	return s.lost[shard]
+}
+
+// raftTimings are the router's waits: the configured Raft timings, the
+// defaults in place of zeros.
+func (s *Server) raftTimings() router.Timings {
+	cfg := s.config()
+	t := router.Timings{Election: cfg.RaftElectionTimeout, Lease: cfg.RaftLeaseTimeout, Quorum: cfg.QuorumTimeout}
+	if t.Election <= 0 {
+		t.Election = config.DefaultRaftElectionTimeout
+	}
+	if t.Lease <= 0 {
+		t.Lease = config.DefaultRaftLeaseTimeout
+	}
+	if t.Quorum <= 0 {
+		t.Quorum = config.DefaultQuorumTimeout
+	}
+	return t
 }
 
 // ServeInternal serves a RESP connection from another node (handed over by
