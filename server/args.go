@@ -3,6 +3,7 @@ package server
 import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/resp"
 	"streamd/streams"
 )
 
@@ -73,24 +74,6 @@ func intArgMsg(b []byte, msg ErrorReply) (int64, Reply) {
 		return 0, msg
 	}
 	return v, nil
-}
-
-// isOpt reports whether arg equals the upper-case option name ignoring
-// ASCII case, as Redis's strcasecmp (no Unicode folding: "ſ" is not "s").
-func isOpt(arg []byte, name string) bool {
-	if len(arg) != len(name) {
-		return false
-	}
-	for i := 0; i < len(arg); i++ {
-		c := arg[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != name[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // strictIDArg parses an ID naming an entry ("-" and "+" refused), as Redis's
@@ -212,3 +195,7 @@ func groupFirst(c *Client, key, group []byte, noKey, noGroup, argErr Reply) (*Pl
 		},
 	}, nil
 }
+
+// isOpt is resp.IsOpt: arg equals the upper-case option name in any ASCII
+// case.
+func isOpt(arg []byte, name string) bool { return resp.IsOpt(arg, name) }

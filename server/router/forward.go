@@ -315,30 +315,12 @@ func RefusedUnrun(r resp.Reply) bool {
 // BlockingArgs reports whether an XREAD/XREADGROUP request has BLOCK.
 func BlockingArgs(args [][]byte) bool {
 	for _, a := range args[1:] {
-		if isOpt(a, "STREAMS") {
+		if resp.IsOpt(a, "STREAMS") {
 			return false
 		}
-		if isOpt(a, "BLOCK") {
+		if resp.IsOpt(a, "BLOCK") {
 			return true
 		}
 	}
 	return false
-}
-
-// isOpt reports whether arg is the option name (upper case) in any ASCII
-// case, as the server's parsers compare options.
-func isOpt(arg []byte, name string) bool {
-	if len(arg) != len(name) {
-		return false
-	}
-	for i := 0; i < len(arg); i++ {
-		c := arg[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != name[i] {
-			return false
-		}
-	}
-	return true
 }
