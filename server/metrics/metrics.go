@@ -234,10 +234,10 @@ func isErrorCode(s string) bool {
 	return true
 }
 
-// NewRegistry returns a registry of its own (not the global default, so
+// newRegistry returns a registry of its own (not the global default, so
 // several servers in one process do not collide) holding the collector of
 // st and src and the Go runtime and process collectors.
-func NewRegistry(st *Stats, src Source) *prometheus.Registry {
+func newRegistry(st *Stats, src Source) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collector{st, src},
@@ -248,14 +248,14 @@ func NewRegistry(st *Stats, src Source) *prometheus.Registry {
 }
 
 // Handler returns the operators' HTTP endpoints, backed by a Prometheus
-// registry owned by this handler (NewRegistry):
+// registry owned by this handler (newRegistry):
 //
 //   - /metrics: Prometheus text format (streamd_* figures, go_*, process_*);
 //   - /healthz: 200 "ok" while the process serves HTTP at all;
 //   - /readyz: 200 "ok" when src.Ready() returns "", else 503 with the
 //     reason.
 func Handler(st *Stats, src Source) http.Handler {
-	reg := NewRegistry(st, src)
+	reg := newRegistry(st, src)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {

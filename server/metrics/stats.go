@@ -200,7 +200,9 @@ func (st *Stats) ErrorReply(msg string) {
 // CommandStat is one INFO commandstats line, with the command's latency
 // histogram for /metrics.
 type CommandStat struct {
-	Name                          string
+	Name string // the command table's name ("xgroup|create")
+	// Calls ran, Usec spent in them (truncated per call, as Redis),
+	// Rejected before running, Failed with an error reply.
 	Calls, Usec, Rejected, Failed int64
 	latency                       latencySnapshot
 }
