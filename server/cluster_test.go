@@ -196,7 +196,7 @@ func TestClusterForwardPlainClient(t *testing.T) {
 	}()
 	lead := leaderOf(nodes, 0)
 	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
-		if n := lead.srv.stats.blockedClients.Load(); n != 1 {
+		if n := lead.srv.stats.BlockedClients.Load(); n != 1 {
 			return fmt.Errorf("%d clients blocked on the leader", n)
 		}
 		return nil
@@ -253,7 +253,7 @@ func TestClusterUnblockedOnTransfer(t *testing.T) {
 			Block: 0}).Err()
 	}()
 	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
-		if n := lead.srv.stats.blockedClients.Load(); n != 1 {
+		if n := lead.srv.stats.BlockedClients.Load(); n != 1 {
 			return fmt.Errorf("%d clients blocked", n)
 		}
 		return nil

@@ -165,7 +165,7 @@ func configSetError(name, reason string) Reply {
 // cmdCONFIGRESETSTAT zeroes INFO's counters (commandstats, errorstats,
 // total_* figures), as Redis's resetServerStats.
 func (s *Server) cmdCONFIGRESETSTAT(c *Client, args [][]byte) Reply {
-	s.stats.reset()
+	s.stats.Reset()
 	return OK
 }
 

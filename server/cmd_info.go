@@ -133,7 +133,7 @@ func (s *Server) infoClients(b *strings.Builder) {
 	infoInt(b, "connected_clients", int64(n))
 	infoInt(b, "cluster_connections", 0)
 	infoInt(b, "maxclients", int64(s.config().MaxClients))
-	infoInt(b, "blocked_clients", s.stats.blockedClients.Load())
+	infoInt(b, "blocked_clients", s.stats.BlockedClients.Load())
 }
 
 func (s *Server) infoMemory(b *strings.Builder) {
@@ -248,11 +248,11 @@ func boolInt(v bool) int64 {
 
 func (s *Server) infoStats(b *strings.Builder) {
 	st := s.stats
-	infoInt(b, "total_connections_received", st.connectionsReceived.Load())
-	infoInt(b, "total_commands_processed", st.commandsProcessed.Load())
-	infoInt(b, "instantaneous_ops_per_sec", st.opsPerSec())
-	infoInt(b, "rejected_connections", st.rejectedConnections.Load())
-	infoInt(b, "total_error_replies", st.errorReplies.Load())
+	infoInt(b, "total_connections_received", st.ConnectionsReceived.Load())
+	infoInt(b, "total_commands_processed", st.CommandsProcessed.Load())
+	infoInt(b, "instantaneous_ops_per_sec", st.OpsPerSec())
+	infoInt(b, "rejected_connections", st.RejectedConnections.Load())
+	infoInt(b, "total_error_replies", st.ErrorReplies.Load())
 }
 
 // infoReplication maps the shards' Raft roles onto Redis's fields. The node
@@ -336,19 +336,19 @@ func (s *Server) infoCPU(b *strings.Builder) {
 // infoCommandStats: cmdstat_<name> with "|" kept, as Redis 7 names
 // subcommands ("cmdstat_xgroup|create").
 func (s *Server) infoCommandStats(b *strings.Builder) {
-	for _, cs := range s.stats.commandStats() {
+	for _, cs := range s.stats.CommandStats() {
 		perCall := 0.0
-		if cs.calls > 0 {
-			perCall = float64(cs.usec) / float64(cs.calls)
+		if cs.Calls > 0 {
+			perCall = float64(cs.Usec) / float64(cs.Calls)
 		}
-		infoLine(b, "cmdstat_"+cs.name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
-			cs.calls, cs.usec, perCall, cs.rejected, cs.failed))
+		infoLine(b, "cmdstat_"+cs.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+			cs.Calls, cs.Usec, perCall, cs.Rejected, cs.Failed))
 	}
 }
 
 func (s *Server) infoErrorStats(b *strings.Builder) {
-	for _, e := range s.stats.errorStats() {
-		infoLine(b, "errorstat_"+e.name, "count="+strconv.FormatInt(e.count, 10))
+	for _, e := range s.stats.ErrorStats() {
+		infoLine(b, "errorstat_"+e.Name, "count="+strconv.FormatInt(e.Count, 10))
 	}
 }
 

@@ -217,13 +217,13 @@ func (c *Client) enterBlocked() {
 	c.blockMu.Lock()
 	c.blocked = true
 	c.blockMu.Unlock()
-	c.srv.stats.blockedClients.Add(1)
+	c.srv.stats.BlockedClients.Add(1)
 }
 
 // leaveBlocked ends enterBlocked, dropping an UNBLOCK that raced with
 // another outcome.
 func (c *Client) leaveBlocked() {
-	c.srv.stats.blockedClients.Add(-1)
+	c.srv.stats.BlockedClients.Add(-1)
 	c.blockMu.Lock()
 	c.blocked = false
 	select {
@@ -295,7 +295,7 @@ func (s *Server) serveClient(c *Client) {
 				pl.drain()
 				var pe resp.ProtocolError
 				if errors.As(req.err, &pe) {
-					s.stats.errorReply("ERR")
+					s.stats.ErrorReply("ERR")
 					c.reply(ErrorReply("ERR " + pe.Error()))
 					c.flush()
 					s.log.Debug("protocol error", "client", c.id, "addr", c.addr, "err", pe.Error())

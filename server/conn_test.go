@@ -295,7 +295,7 @@ func TestBlockedClient(t *testing.T) {
 	id, _ := b.Do("CLIENT", "ID")
 	waitBlocked := func(n int64) {
 		testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
-			if got := srv.stats.blockedClients.Load(); got != n {
+			if got := srv.stats.BlockedClients.Load(); got != n {
 				return fmt.Errorf("blocked_clients = %d, want %d", got, n)
 			}
 			return nil

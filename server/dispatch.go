@@ -115,7 +115,7 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 	if r, handled := s.txIntercept(c, cmd, args); handled {
 		c.reply(r)
 		if e, ok := r.(ErrorReply); ok {
-			s.stats.errorReply(string(e))
+			s.stats.ErrorReply(string(e))
 		}
 		return
 	}
@@ -194,10 +194,10 @@ func (s *Server) noteCall(cmd *Command, start time.Time, r Reply) {
 // noteCallDur is noteCall with the command's duration already measured.
 func (s *Server) noteCallDur(cmd *Command, d time.Duration, r Reply) {
 	e, failed := r.(ErrorReply)
-	s.stats.called(cmd.Name, d, failed)
+	s.stats.Called(cmd.Name, d, failed)
 	if failed {
-		s.stats.errorReply(string(e))
-		s.stats.commandError(cmd.Name, string(e))
+		s.stats.ErrorReply(string(e))
+		s.stats.CommandError(cmd.Name, string(e))
 	}
 }
 
@@ -206,10 +206,10 @@ func (s *Server) noteCallDur(cmd *Command, d time.Duration, r Reply) {
 // (Redis's rejectCommand → flagTransaction).
 func (s *Server) reject(c *Client, cmd *Command, r ErrorReply) {
 	if cmd != nil {
-		s.stats.rejected(cmd.Name)
-		s.stats.commandError(cmd.Name, string(r))
+		s.stats.Rejected(cmd.Name)
+		s.stats.CommandError(cmd.Name, string(r))
 	}
-	s.stats.errorReply(string(r))
+	s.stats.ErrorReply(string(r))
 	s.txCommandError(c)
 	c.reply(r)
 }

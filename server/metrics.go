@@ -2,225 +2,53 @@ package server
 
 import (
 	"net/http"
-	"strconv"
+	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
+	"streamd/replication"
 	"streamd/replication/state"
+	"streamd/server/metrics"
 )
 
-// maxErrorPrefixes caps the distinct error-prefix label values
-// streamd_errors_total exports (Redis caps errorstats at 128 the same way);
-// the rest, and any prefix that does not look like an error code, are summed
-// under "other".
-const maxErrorPrefixes = 64
-
-// Metric descriptions. Every figure is read at scrape time from the counters
-// the server already keeps for INFO (stats.go) and from the shard, so the
-// command path pays nothing for metrics.
-var (
-	descCommands = prometheus.NewDesc("streamd_commands_total",
-		"Commands executed, by command (subcommands as \"xgroup|create\"; INFO commandstats calls).",
-		[]string{"cmd"}, nil)
-	descCommandErrors = prometheus.NewDesc("streamd_command_errors_total",
-		"Commands that replied an error, by command and kind: \"failed\" ran and failed, \"rejected\" was refused before running (arity, NOAUTH, ...).",
-		[]string{"cmd", "kind"}, nil)
-	descCommandDuration = prometheus.NewDesc("streamd_command_duration_seconds",
-		"Time spent executing commands, by command (a histogram, 50us to 10s; the count is INFO commandstats calls).",
-		[]string{"cmd"}, nil)
-	descCommandErrorsByPrefix = prometheus.NewDesc("streamd_command_errors_by_prefix_total",
-		"Error replies by command and error prefix (the reply's first word); at most 256 pairs, later ones summed under cmd=\"other\", prefix=\"other\".",
-		[]string{"cmd", "prefix"}, nil)
-	descErrors = prometheus.NewDesc("streamd_errors_total",
-		"Error replies by error prefix (the reply's first word, as INFO errorstats).",
-		[]string{"prefix"}, nil)
-	descConnectedClients = prometheus.NewDesc("streamd_connected_clients",
-		"Client connections open now.", nil, nil)
-	descBlockedClients = prometheus.NewDesc("streamd_blocked_clients",
-		"Clients waiting in a blocking command (XREAD/XREADGROUP BLOCK).", nil, nil)
-	descConnectionsReceived = prometheus.NewDesc("streamd_connections_received_total",
-		"Connections accepted.", nil, nil)
-	descRejectedConnections = prometheus.NewDesc("streamd_rejected_connections_total",
-		"Connections refused because maxclients was reached.", nil, nil)
-	descKeys = prometheus.NewDesc("streamd_keys",
-		"Keys in each database.", []string{"db"}, nil)
-	descExpiringKeys = prometheus.NewDesc("streamd_expiring_keys",
-		"Keys with a deadline in each database.", []string{"db"}, nil)
-	descPersistence = prometheus.NewDesc("streamd_persistence_info",
-		"Always 1; the labels say how the shard persists: fsync policy (appendfsync), log store (\"\" in memory) and whether it is durable.",
-		[]string{"shard", "fsync", "log_store", "durable"}, nil)
-	descAppliedIndex = prometheus.NewDesc("streamd_raft_applied_index",
-		"Highest Raft log index applied to the state machine, by shard.", shardLabel, nil)
-	descLastLogIndex = prometheus.NewDesc("streamd_raft_last_log_index",
-		"Highest Raft log index stored, by shard.", shardLabel, nil)
-	descSnapshotIndex = prometheus.NewDesc("streamd_raft_last_snapshot_index",
-		"Raft log index of the newest snapshot (0: none yet), by shard.", shardLabel, nil)
-	descBatches = prometheus.NewDesc("streamd_raft_batches_total",
-		"Log entries proposed (each a batch of commands), by shard.", shardLabel, nil)
-	descProposals = prometheus.NewDesc("streamd_raft_proposals_total",
-		"Commands proposed to the log (proposals / batches is the mean batch size), by shard.", shardLabel, nil)
-	descLastSave = prometheus.NewDesc("streamd_last_save_timestamp_seconds",
-		"When the last snapshot was written (unix time; the start time until the first), by shard.", shardLabel, nil)
-	descLastSaveOK = prometheus.NewDesc("streamd_last_save_success",
-		"1 if the last snapshot attempt succeeded, 0 if it failed, by shard.", shardLabel, nil)
-	descSaves = prometheus.NewDesc("streamd_saves_total",
-		"Snapshots written by this process, by shard.", shardLabel, nil)
-	descSaveInProgress = prometheus.NewDesc("streamd_save_in_progress",
-		"1 while a snapshot is being written, by shard.", shardLabel, nil)
-	descChangesSinceSave = prometheus.NewDesc("streamd_changes_since_last_save",
-		"Commands applied that the last snapshot does not hold, by shard.", shardLabel, nil)
-	descLogWriteErrors = prometheus.NewDesc("streamd_log_write_errors_total",
-		"Failed log writes or fsyncs, by shard.", shardLabel, nil)
-	descLogWriteOK = prometheus.NewDesc("streamd_log_write_ok",
-		"1 if the last log write succeeded (writes are accepted), 0 while they fail with MISCONF, by shard.", shardLabel, nil)
-)
-
-// shardLabel labels the per-shard figures with the shard's number.
-var shardLabel = []string{"shard"}
-
-// serverCollector is a prometheus.Collector that reads the server's INFO
-// counters and the shard's figures at scrape time.
-type serverCollector struct{ s *Server }
-
-// Describe sends every metric's description.
-func (sc serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{
-		descCommands, descCommandErrors, descCommandDuration, descCommandErrorsByPrefix, descErrors,
-		descConnectedClients, descBlockedClients, descConnectionsReceived, descRejectedConnections,
-		descKeys, descExpiringKeys,
-		descPersistence, descAppliedIndex, descLastLogIndex, descSnapshotIndex, descBatches, descProposals,
-		descLastSave, descLastSaveOK, descSaves, descSaveInProgress, descChangesSinceSave,
-		descLogWriteErrors, descLogWriteOK,
-	} {
-		ch <- d
-	}
-	describeExtra(ch)
+// MetricsHandler returns the operators' HTTP endpoints (/metrics, /healthz,
+// /readyz; see metrics.Handler), backed by a Prometheus registry owned by
+// this handler that reads this server's figures at scrape time.
+func (s *Server) MetricsHandler() http.Handler {
+	return metrics.Handler(s.stats, metricsSource{s})
 }
 
-// Collect reads the current figures.
-func (sc serverCollector) Collect(ch chan<- prometheus.Metric) {
-	s := sc.s
-	counter := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
-	}
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
+// metricsSource is the server as metrics.Source.
+type metricsSource struct{ s *Server }
 
-	// Command names are the command table's (stats are only ever recorded
-	// under a *Command's Name), never client input; an unknown command is
-	// not a command and shows only in streamd_errors_total{prefix="ERR"}.
-	for _, cs := range s.stats.commandStats() {
-		counter(descCommands, float64(cs.calls), cs.name)
-		counter(descCommandErrors, float64(cs.failed), cs.name, "failed")
-		counter(descCommandErrors, float64(cs.rejected), cs.name, "rejected")
-		ch <- latencyHistogram(cs)
-	}
-	for _, e := range s.stats.commandErrors() {
-		counter(descCommandErrorsByPrefix, float64(e.count), e.cmd, e.prefix)
-	}
-	for _, e := range boundErrorPrefixes(s.stats.errorStats()) {
-		counter(descErrors, float64(e.count), e.name)
-	}
+func (m metricsSource) ConnectedClients() int {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	return len(m.s.clients)
+}
 
-	s.mu.Lock()
-	connected := len(s.clients)
-	s.mu.Unlock()
-	gauge(descConnectedClients, float64(connected))
-	gauge(descBlockedClients, float64(s.stats.blockedClients.Load()))
-	counter(descConnectionsReceived, float64(s.stats.connectionsReceived.Load()))
-	counter(descRejectedConnections, float64(s.stats.rejectedConnections.Load()))
-
+func (m metricsSource) Shards() []*replication.Shard {
+	s := m.s
 	if s.shard == nil {
-		return
+		return nil
 	}
-	if res, err := s.keyspaceInfo(); err == nil {
-		if dbs, ok := res.([]state.DBInfo); ok {
-			for i, d := range dbs {
-				db := strconv.Itoa(i)
-				gauge(descKeys, float64(d.Keys), db)
-				gauge(descExpiringKeys, float64(d.Expires), db)
-			}
-		}
-	}
-	for i := range s.node.NumShards() {
-		sh := s.node.Shard(i)
-		shard := strconv.Itoa(i)
-		st := sh.Stats()
-		gauge(descPersistence, 1, shard, st.Fsync.String(), sh.LogStore(), strconv.FormatBool(st.Durable))
-		gauge(descAppliedIndex, float64(st.AppliedIndex), shard)
-		gauge(descLastLogIndex, float64(st.LastLogIndex), shard)
-		gauge(descSnapshotIndex, float64(st.SnapshotIndex), shard)
-		counter(descBatches, float64(st.Batches), shard)
-		counter(descProposals, float64(st.Proposals), shard)
-		gauge(descLastSave, float64(st.LastSaveUnix), shard)
-		gauge(descLastSaveOK, boolFloat(st.LastSaveOK), shard)
-		counter(descSaves, float64(st.Saves), shard)
-		gauge(descSaveInProgress, boolFloat(st.SaveInProgress), shard)
-		gauge(descChangesSinceSave, float64(st.ChangesSinceSave), shard)
-		counter(descLogWriteErrors, float64(st.WriteErrors), shard)
-		gauge(descLogWriteOK, boolFloat(st.LastWriteErr == ""), shard)
-		collectRaft(ch, sh, shard)
-	}
-	s.collectKeyspace(ch)
-}
-
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// boundErrorPrefixes keeps errorstats' label values bounded: a prefix is
-// kept if it looks like an error code (1-32 characters of A-Z, 0-9, '_' or
-// '-') and is among the first maxErrorPrefixes such codes in sorted order;
-// everything else is summed under "other". stats is sorted by name.
-func boundErrorPrefixes(stats []namedCount) []namedCount {
-	out := make([]namedCount, 0, len(stats))
-	var other int64
-	for _, e := range stats {
-		if len(out) < maxErrorPrefixes && isErrorCode(e.name) && e.name != "other" {
-			out = append(out, e)
-		} else {
-			other += e.count
-		}
-	}
-	if other > 0 {
-		out = append(out, namedCount{"other", other})
+	out := make([]*replication.Shard, s.node.NumShards())
+	for i := range out {
+		out[i] = s.node.Shard(i)
 	}
 	return out
 }
 
-// isErrorCode reports whether s looks like a Redis error code ("ERR",
-// "WRONGTYPE", "NOGROUP").
-func isErrorCode(s string) bool {
-	if s == "" || len(s) > 32 {
-		return false
+func (m metricsSource) Keyspace() ([]state.DBInfo, error) {
+	res, err := m.s.keyspaceInfo()
+	if err != nil {
+		return nil, err
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	dbs, _ := res.([]state.DBInfo)
+	return dbs, nil
 }
 
-// newMetricsRegistry returns a registry of its own (not the global default,
-// so several servers in one process do not collide) holding the server's
-// collector and the Go runtime and process collectors.
-func (s *Server) newMetricsRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		serverCollector{s},
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	return reg
-}
+func (m metricsSource) MaxStreams() int { return m.s.config().MetricsMaxStreams }
+
+func (m metricsSource) Ready() string { return m.s.ready() }
 
 // ready reports why the server is not ready to serve, or "" when it is: it
 // has started serving (Serve was called and Close was not) over an open
@@ -248,29 +76,17 @@ func (s *Server) ready() string {
 	return s.shard.Ready()
 }
 
-// MetricsHandler returns the operators' HTTP endpoints, backed by a
-// Prometheus registry owned by this handler:
-//
-//   - /metrics: Prometheus text format (streamd_* figures, go_*, process_*);
-//   - /healthz: 200 "ok" while the process serves HTTP at all;
-//   - /readyz: 200 "ok" when the server is serving over an open shard that
-//     has a leader, else 503 with the reason.
-func (s *Server) MetricsHandler() http.Handler {
-	reg := s.newMetricsRegistry()
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if why := s.ready(); why != "" {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte(why + "\n"))
+// sampleOps takes an ops/sec sample every 100ms until the server closes.
+func (s *Server) sampleOps() {
+	defer s.wg.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
 			return
+		case now := <-t.C:
+			s.stats.Sample(now)
 		}
-		w.Write([]byte("ok\n"))
-	})
-	return mux
+	}
 }

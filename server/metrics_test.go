@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -202,26 +201,6 @@ func TestMetricsNotReadyBeforeServe(t *testing.T) {
 	scrape(t, idle.MetricsHandler())
 }
 
-func TestBoundErrorPrefixes(t *testing.T) {
-	var in []namedCount
-	for i := 0; i < maxErrorPrefixes+5; i++ {
-		in = append(in, namedCount{fmt.Sprintf("E%03d", i), 1})
-	}
-	in = append(in, namedCount{"bad prefix", 2}, namedCount{"lower", 3})
-	sort.Slice(in, func(i, j int) bool { return in[i].name < in[j].name })
-	out := boundErrorPrefixes(in)
-	if len(out) != maxErrorPrefixes+1 {
-		t.Fatalf("got %d prefixes, want %d", len(out), maxErrorPrefixes+1)
-	}
-	last := out[len(out)-1]
-	if last.name != "other" || last.count != 5+2+3 {
-		t.Errorf("last = %+v, want other=10", last)
-	}
-	if out[0].name != "E000" {
-		t.Errorf("first = %+v", out[0])
-	}
-}
-
 func TestConfigGetMetricsAddr(t *testing.T) {
 	_, addr := startTestServer(t, func(c *config.Config) { c.MetricsAddr = "127.0.0.1:1234" })
 	c := dial(t, addr)
@@ -239,4 +218,30 @@ func TestConfigGetMetricsAddr(t *testing.T) {
 	if r.Kind != '-' {
 		t.Errorf("CONFIG SET metrics-addr = %s, want an error (immutable)", r.String())
 	}
+}
+
+// TestCommandErrorsByPrefixServed checks that errors answered to clients —
+// a command's own error and a command refused before it ran — reach
+// streamd_command_errors_by_prefix_total with their command and code.
+func TestCommandErrorsByPrefixServed(t *testing.T) {
+	srv, addr := startTestServer(t, nil)
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, args := range [][]string{
+		{"XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"},
+		{"XGROUP", "CREATE", "s", "g", "$"},                      // BUSYGROUP
+		{"XREADGROUP", "GROUP", "nog", "c", "STREAMS", "s", ">"}, // NOGROUP
+		{"XADD", "s"}, // arity: rejected
+	} {
+		if _, err := c.Do(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams := scrape(t, srv.MetricsHandler())
+	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xgroup|create", "prefix", "BUSYGROUP")
+	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xreadgroup", "prefix", "NOGROUP")
+	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xadd", "prefix", "ERR")
 }

@@ -15,6 +15,7 @@ import (
 	"streamd/config"
 	"streamd/replication"
 	"streamd/replication/wire"
+	"streamd/server/metrics"
 	"streamd/server/router"
 )
 
@@ -75,7 +76,7 @@ type Server struct {
 	nextClientID atomic.Int64
 	startTime    time.Time
 	tasksOnce    sync.Once
-	stats        *serverStats
+	stats        *metrics.Stats
 
 	// shutdownReq is closed by SHUTDOWN (see Done); shutdownNoSave is set
 	// first when it said NOSAVE.
@@ -113,7 +114,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		listeners: make(map[net.Listener]struct{}),
 		clients:   make(map[int64]*Client),
 		startTime: time.Now(),
-		stats:     newServerStats(),
+		stats:     metrics.NewStats(),
 		keyspace:  newKeyspaceHub(),
 
 		shutdownReq: make(chan struct{}),
@@ -274,7 +275,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // accept registers a new connection, or refuses it when maxclients is
 // reached with Redis's error (then closes it, as Redis does).
 func (s *Server) accept(nc net.Conn) {
-	s.stats.connectionsReceived.Add(1)
+	s.stats.ConnectionsReceived.Add(1)
 	cfg := s.config()
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -286,7 +287,7 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.Lock()
 	if len(s.clients) >= cfg.MaxClients {
 		s.mu.Unlock()
-		s.stats.rejectedConnections.Add(1)
+		s.stats.RejectedConnections.Add(1)
 		nc.SetWriteDeadline(time.Now().Add(time.Second))
 		nc.Write([]byte("-ERR max number of clients reached\r\n"))
 		nc.Close()

@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"sort"
@@ -90,13 +90,13 @@ func describeExtra(ch chan<- *prometheus.Desc) {
 }
 
 // latencyHistogram returns a command's latency histogram metric.
-func latencyHistogram(cs namedCommandStat) prometheus.Metric {
+func latencyHistogram(cs CommandStat) prometheus.Metric {
 	buckets := make(map[float64]uint64, len(latencyBounds))
 	for i, b := range latencyBounds {
 		buckets[b.Seconds()] = cs.latency.cumulative[i]
 	}
 	return prometheus.MustNewConstHistogram(descCommandDuration, cs.latency.count,
-		float64(cs.latency.sumNs)/1e9, buckets, cs.name)
+		float64(cs.latency.sumNs)/1e9, buckets, cs.Name)
 }
 
 // sendValue sends a gauge or counter sample unless building it fails (it
@@ -134,15 +134,11 @@ func collectRaft(ch chan<- prometheus.Metric, sh *replication.Shard, shard strin
 	}
 }
 
-// maxStreams returns the metrics-max-streams cap.
-func (s *Server) maxStreams() int { return s.config().MetricsMaxStreams }
-
 // collectKeyspace sends the keyspace totals summed over the local shards
 // and the per-stream and per-group figures of the longest streams among
-// them (metrics-max-streams at most).
-func (s *Server) collectKeyspace(ch chan<- prometheus.Metric) {
-	limit := s.maxStreams()
-	ms := s.keyspaceMetrics(limit)
+// them (limit, metrics-max-streams, at most).
+func collectKeyspace(ch chan<- prometheus.Metric, shards []*replication.Shard, limit int) {
+	ms := keyspaceMetrics(shards, limit)
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		sendValue(ch, d, prometheus.GaugeValue, v, labels...)
 	}
@@ -184,13 +180,10 @@ func (s *Server) collectKeyspace(ch chan<- prometheus.Metric) {
 // keyspaceMetrics merges the local shards' MetricsStats: totals summed, the
 // longest limit streams over all of them (each shard returns its own
 // longest limit, so the merge keeps the global ones).
-func (s *Server) keyspaceMetrics(limit int) *state.MetricsStats {
+func keyspaceMetrics(shards []*replication.Shard, limit int) *state.MetricsStats {
 	out := &state.MetricsStats{}
-	if s.node == nil {
-		return out
-	}
-	for i := range s.node.NumShards() {
-		ms := s.node.Shard(i).MetricsStats(wire.MetricsQuery{MaxStreams: limit})
+	for _, sh := range shards {
+		ms := sh.MetricsStats(wire.MetricsQuery{MaxStreams: limit})
 		out.Streams += ms.Streams
 		out.Entries += ms.Entries
 		out.Groups += ms.Groups

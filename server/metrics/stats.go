@@ -1,4 +1,4 @@
-package server
+package metrics
 
 import (
 	"sort"
@@ -8,18 +8,24 @@ import (
 	"time"
 )
 
-// serverStats are the counters INFO and /metrics report. CONFIG RESETSTAT
-// zeroes the ones Redis resets (not connected/blocked clients, which are
-// gauges).
-type serverStats struct {
-	connectionsReceived atomic.Int64
-	rejectedConnections atomic.Int64
-	commandsProcessed   atomic.Int64
-	errorReplies        atomic.Int64
-	blockedClients      atomic.Int64
+// Stats are the counters INFO and /metrics report. The command path
+// records into them (Called, Rejected, CommandError, ErrorReply and the
+// connection counters); INFO and the collector read them. Reset (CONFIG
+// RESETSTAT) zeroes the ones Redis resets (not the blocked-clients gauge).
+type Stats struct {
+	// ConnectionsReceived counts accepted connections.
+	ConnectionsReceived atomic.Int64
+	// RejectedConnections counts connections refused at maxclients.
+	RejectedConnections atomic.Int64
+	// CommandsProcessed counts commands that ran (Called).
+	CommandsProcessed atomic.Int64
+	// ErrorReplies counts error replies (ErrorReply).
+	ErrorReplies atomic.Int64
+	// BlockedClients is the number of clients in a blocking command now.
+	BlockedClients atomic.Int64
 
 	// commands maps a command's full name ("xgroup|create") to its row. It
-	// is copy-on-write: called and rejected load it without a lock and
+	// is copy-on-write: Called and Rejected load it without a lock and
 	// update the row's atomic counters; a name seen for the first time is
 	// added under mu by storing a copy with the new row.
 	commands atomic.Pointer[map[string]*commandRow]
@@ -34,11 +40,6 @@ type serverStats struct {
 	opsIdx     int
 	opsLast    int64
 	opsLastAt  time.Time
-}
-
-// commandStat is one INFO commandstats line.
-type commandStat struct {
-	calls, usec, rejected, failed int64
 }
 
 // latencyBounds are the upper bounds of the command latency histogram's
@@ -77,8 +78,9 @@ type commandErrorKey struct{ cmd, prefix string }
 // one; later new pairs are summed under {other, other}.
 const maxCommandErrorSeries = 256
 
-func newServerStats() *serverStats {
-	st := &serverStats{
+// NewStats returns zeroed counters.
+func NewStats() *Stats {
+	st := &Stats{
 		errors:    make(map[string]int64),
 		cmdErrors: make(map[commandErrorKey]int64),
 		opsLastAt: time.Now(),
@@ -87,12 +89,12 @@ func newServerStats() *serverStats {
 	return st
 }
 
-// reset is CONFIG RESETSTAT.
-func (st *serverStats) reset() {
-	st.connectionsReceived.Store(0)
-	st.rejectedConnections.Store(0)
-	st.commandsProcessed.Store(0)
-	st.errorReplies.Store(0)
+// Reset is CONFIG RESETSTAT.
+func (st *Stats) Reset() {
+	st.ConnectionsReceived.Store(0)
+	st.RejectedConnections.Store(0)
+	st.CommandsProcessed.Store(0)
+	st.ErrorReplies.Store(0)
 	st.mu.Lock()
 	st.commands.Store(&map[string]*commandRow{})
 	st.errors = make(map[string]int64)
@@ -105,7 +107,7 @@ func (st *serverStats) reset() {
 
 // row returns name's counters, adding a row the first time (a row lost to
 // a concurrent CONFIG RESETSTAT only loses that call's counts).
-func (st *serverStats) row(name string) *commandRow {
+func (st *Stats) row(name string) *commandRow {
 	if r := (*st.commands.Load())[name]; r != nil {
 		return r
 	}
@@ -125,9 +127,10 @@ func (st *serverStats) row(name string) *commandRow {
 	return r
 }
 
-// called records a command that ran; failed when it replied an error.
-func (st *serverStats) called(name string, d time.Duration, failed bool) {
-	st.commandsProcessed.Add(1)
+// Called records a command that ran for d; failed when it replied an error.
+// name is a command table name, never client input.
+func (st *Stats) Called(name string, d time.Duration, failed bool) {
+	st.CommandsProcessed.Add(1)
 	r := st.row(name)
 	r.calls.Add(1)
 	r.usec.Add(d.Microseconds())
@@ -138,16 +141,16 @@ func (st *serverStats) called(name string, d time.Duration, failed bool) {
 	}
 }
 
-// rejected records a command refused before it ran (arity, NOAUTH, ...).
-func (st *serverStats) rejected(name string) {
+// Rejected records a command refused before it ran (arity, NOAUTH, ...).
+func (st *Stats) Rejected(name string) {
 	st.row(name).rejected.Add(1)
 }
 
-// commandError counts an error reply of command name (failed or rejected)
+// CommandError counts an error reply of command name (failed or rejected)
 // under its error code, for streamd_command_errors_by_prefix_total. A code
 // that does not look like one is counted as "other"; past
 // maxCommandErrorSeries pairs, a new pair is counted under {other, other}.
-func (st *serverStats) commandError(name, msg string) {
+func (st *Stats) CommandError(name, msg string) {
 	code, _, _ := strings.Cut(msg, " ")
 	if !isErrorCode(code) {
 		code = "other"
@@ -168,7 +171,7 @@ type namedCommandError struct {
 }
 
 // commandErrors returns the counts by command and error code, sorted.
-func (st *serverStats) commandErrors() []namedCommandError {
+func (st *Stats) commandErrors() []namedCommandError {
 	st.mu.Lock()
 	out := make([]namedCommandError, 0, len(st.cmdErrors))
 	for k, c := range st.cmdErrors {
@@ -184,22 +187,24 @@ func (st *serverStats) commandErrors() []namedCommandError {
 	return out
 }
 
-// errorReply counts an error reply under its code: the text up to the first
+// ErrorReply counts an error reply under its code: the text up to the first
 // space, as Redis's errorstats does.
-func (st *serverStats) errorReply(msg string) {
+func (st *Stats) ErrorReply(msg string) {
 	code, _, _ := strings.Cut(msg, " ")
-	st.errorReplies.Add(1)
+	st.ErrorReplies.Add(1)
 	st.mu.Lock()
 	st.errors[code]++
 	st.mu.Unlock()
 }
 
-// namedCommandStat is a commandStat with its name and latency histogram,
-// for sorted output.
-type namedCommandStat struct {
-	name string
-	commandStat
-	latency latencySnapshot
+// CommandStat is one INFO commandstats line, with the command's latency
+// histogram for /metrics.
+type CommandStat struct {
+	Name string // the command table's name ("xgroup|create")
+	// Calls ran, Usec spent in them (truncated per call, as Redis),
+	// Rejected before running, Failed with an error reply.
+	Calls, Usec, Rejected, Failed int64
+	latency                       latencySnapshot
 }
 
 // latencySnapshot is a command's latency histogram as Prometheus wants it:
@@ -213,9 +218,9 @@ type latencySnapshot struct {
 // snapshot reads r's counters (each atomically; calls that run meanwhile
 // may show in some and not others, which a scrape tolerates). The count is
 // the sum of the buckets, so the histogram itself is consistent.
-func (r *commandRow) snapshot() (commandStat, latencySnapshot) {
-	cs := commandStat{calls: r.calls.Load(), usec: r.usec.Load(), rejected: r.rejected.Load(), failed: r.failed.Load()}
-	var ls latencySnapshot
+func (r *commandRow) snapshot(name string) CommandStat {
+	cs := CommandStat{Name: name, Calls: r.calls.Load(), Usec: r.usec.Load(), Rejected: r.rejected.Load(), Failed: r.failed.Load()}
+	ls := &cs.latency
 	for i := range r.buckets {
 		ls.count += r.buckets[i].Load()
 		if i < len(ls.cumulative) {
@@ -223,56 +228,41 @@ func (r *commandRow) snapshot() (commandStat, latencySnapshot) {
 		}
 	}
 	ls.sumNs = r.sumNs.Load()
-	return cs, ls
+	return cs
 }
 
-// commandStats returns the commandstats lines sorted by name.
-func (st *serverStats) commandStats() []namedCommandStat {
+// CommandStats returns the commandstats lines sorted by name.
+func (st *Stats) CommandStats() []CommandStat {
 	m := *st.commands.Load()
-	out := make([]namedCommandStat, 0, len(m))
+	out := make([]CommandStat, 0, len(m))
 	for n, r := range m {
-		cs, ls := r.snapshot()
-		out = append(out, namedCommandStat{n, cs, ls})
+		out = append(out, r.snapshot(n))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// namedCount is an errorstats line.
-type namedCount struct {
-	name  string
-	count int64
+// NamedCount is an errorstats line: an error code and its count.
+type NamedCount struct {
+	Name  string
+	Count int64
 }
 
-// errorStats returns the errorstats lines sorted by code.
-func (st *serverStats) errorStats() []namedCount {
+// ErrorStats returns the errorstats lines sorted by code.
+func (st *Stats) ErrorStats() []NamedCount {
 	st.mu.Lock()
-	out := make([]namedCount, 0, len(st.errors))
+	out := make([]NamedCount, 0, len(st.errors))
 	for n, c := range st.errors {
-		out = append(out, namedCount{n, c})
+		out = append(out, NamedCount{n, c})
 	}
 	st.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// sampleOps takes an ops/sec sample every 100ms until the server closes.
-func (s *Server) sampleOps() {
-	defer s.wg.Done()
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case now := <-t.C:
-			s.stats.sample(now)
-		}
-	}
-}
-
-func (st *serverStats) sample(now time.Time) {
-	total := st.commandsProcessed.Load()
+// Sample takes an ops/sec sample at now (the server calls it every 100ms).
+func (st *Stats) Sample(now time.Time) {
+	total := st.CommandsProcessed.Load()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	elapsed := now.Sub(st.opsLastAt)
@@ -285,8 +275,8 @@ func (st *serverStats) sample(now time.Time) {
 	st.opsLast, st.opsLastAt = total, now
 }
 
-// opsPerSec is instantaneous_ops_per_sec: the mean of the samples.
-func (st *serverStats) opsPerSec() int64 {
+// OpsPerSec is instantaneous_ops_per_sec: the mean of the samples.
+func (st *Stats) OpsPerSec() int64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	var sum int64
