@@ -18,9 +18,9 @@ func connectionCommands() []*Command {
 		conn("echo", 2, []string{"loading", "stale", "fast"}, "Returns the given string.", "1.0.0", cmdECHO),
 		conn("hello", -1, noAuth, "Handshakes with the Redis server.", "6.0.0", cmdHELLO),
 		conn("auth", -2, noAuth, "Authenticates the connection.", "1.0.0", cmdAUTH),
-		conn("select", 2, []string{"loading", "stale", "fast"}, "Changes the selected database.", "1.0.0", cmdSELECT),
-		conn("quit", -1, noAuth, "Closes the connection.", "1.0.0", cmdQUIT),
-		conn("reset", 1, noAuth, "Resets the connection.", "6.2.0", cmdRESET),
+		withControl(ctlSelect, conn("select", 2, []string{"loading", "stale", "fast"}, "Changes the selected database.", "1.0.0", cmdSELECT)),
+		withControl(ctlQuit, conn("quit", -1, noAuth, "Closes the connection.", "1.0.0", cmdQUIT)),
+		withControl(ctlReset, conn("reset", 1, noAuth, "Resets the connection.", "6.2.0", cmdRESET)),
 		clientCommand(),
 	}
 }

@@ -73,16 +73,16 @@ func txCommands() []*Command {
 	}
 	fast := []string{"noscript", "loading", "stale", "fast", "allow_busy"}
 	return []*Command{
-		row("multi", 1, fast, []string{"@fast", "@transaction"}, 0, 0,
-			"Mark the start of a transaction block", "1.2.0", cmdMULTI),
-		row("exec", 1, []string{"noscript", "loading", "stale", "skip_slowlog"}, []string{"@slow", "@transaction"}, 0, 0,
-			"Execute all commands issued after MULTI", "1.2.0", cmdEXEC),
-		row("discard", 1, fast, []string{"@fast", "@transaction"}, 0, 0,
-			"Discard all commands issued after MULTI", "2.0.0", cmdDISCARD),
-		row("watch", -2, fast, []string{"@fast", "@transaction"}, 1, -1,
-			"Watch the given keys to determine execution of the MULTI/EXEC block", "2.2.0", cmdWATCH),
-		row("unwatch", 1, fast, []string{"@fast", "@transaction"}, 0, 0,
-			"Forget about all watched keys", "2.2.0", cmdUNWATCH),
+		withControl(ctlMulti, row("multi", 1, fast, []string{"@fast", "@transaction"}, 0, 0,
+			"Mark the start of a transaction block", "1.2.0", cmdMULTI)),
+		withControl(ctlExec, row("exec", 1, []string{"noscript", "loading", "stale", "skip_slowlog"}, []string{"@slow", "@transaction"}, 0, 0,
+			"Execute all commands issued after MULTI", "1.2.0", cmdEXEC)),
+		withControl(ctlDiscard, row("discard", 1, fast, []string{"@fast", "@transaction"}, 0, 0,
+			"Discard all commands issued after MULTI", "2.0.0", cmdDISCARD)),
+		withControl(ctlWatch, row("watch", -2, fast, []string{"@fast", "@transaction"}, 1, -1,
+			"Watch the given keys to determine execution of the MULTI/EXEC block", "2.2.0", cmdWATCH)),
+		withControl(ctlUnwatch, row("unwatch", 1, fast, []string{"@fast", "@transaction"}, 0, 0,
+			"Forget about all watched keys", "2.2.0", cmdUNWATCH)),
 	}
 }
 
@@ -104,8 +104,7 @@ func (s *Server) txIntercept(c *Client, cmd *Command, args [][]byte) (r Reply, h
 	if !c.inMulti() {
 		return nil, false
 	}
-	switch cmd.Name {
-	case "exec", "discard", "multi", "watch", "quit", "reset":
+	if cmd.runsInMulti() {
 		return nil, false
 	}
 	if hasFlag(cmd, "no_multi") {

@@ -22,6 +22,10 @@ type Command struct {
 	// ("movablekeys": XREAD/XREADGROUP's follow STREAMS); routing uses it
 	// instead of the legacy positions (commandKeys).
 	KeysFrom func(args [][]byte) [][]byte
+	// Control marks the commands the dispatcher itself must recognise
+	// (transaction and connection control: MULTI, EXEC, DISCARD, WATCH,
+	// UNWATCH, QUIT, RESET, SELECT); ctlNone for every other.
+	Control control
 	// Fanout marks a keyless command that spans the whole keyspace (DBSIZE,
 	// KEYS, SCAN, FLUSHDB, FLUSHALL): over several shards it runs on each
 	// and the answers are combined (fanout.go).
@@ -55,4 +59,37 @@ type Plan struct {
 	// Block, when non-nil and not inside MULTI/EXEC, makes the runner wait
 	// for the keys when Format's answer is a null (XREAD/XREADGROUP BLOCK).
 	Block *Blocking
+}
+
+// control names a command the dispatcher treats specially (Command.Control).
+type control uint8
+
+// The controls.
+const (
+	ctlNone control = iota
+	ctlMulti
+	ctlExec
+	ctlDiscard
+	ctlWatch
+	ctlUnwatch
+	ctlQuit
+	ctlReset
+	ctlSelect
+)
+
+// withControl sets a row's Control.
+func withControl(k control, c *Command) *Command {
+	c.Control = k
+	return c
+}
+
+// runsInMulti reports whether the command runs at once after MULTI instead
+// of being queued (EXEC, DISCARD, MULTI, WATCH, QUIT and RESET, as Redis's
+// processCommand).
+func (c *Command) runsInMulti() bool {
+	switch c.Control {
+	case ctlExec, ctlDiscard, ctlMulti, ctlWatch, ctlQuit, ctlReset:
+		return true
+	}
+	return false
 }

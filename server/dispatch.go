@@ -87,7 +87,7 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 	if monitored && !c.inMulti() && cmd.blocking {
 		s.feedMonitors(c, c.DB(), cmd, args)
 	}
-	if monitored && cmd.Name == "exec" && c.inMulti() {
+	if monitored && cmd.Control == ctlExec && c.inMulti() {
 		execQueue, execDB = c.tx.queue, c.DB()
 	}
 	if piped {

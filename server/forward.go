@@ -217,7 +217,7 @@ func (s *Server) forwardTx(c *Client, addr string, shard int, queue []queuedCmd)
 	// SELECT inside the transaction moved the upstream's database, and
 	// the client's: run it here too (it only sets the database).
 	for _, q := range queue {
-		if q.cmd.Name == "select" && q.cmd.Handler != nil {
+		if q.cmd.Control == ctlSelect && q.cmd.Handler != nil {
 			q.cmd.Handler(c, q.args)
 		}
 	}

@@ -88,18 +88,18 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 	if c.onShard >= 0 {
 		return nil, false // a pinned internal request runs here as is
 	}
-	switch cmd.Name {
-	case "exec":
+	switch cmd.Control {
+	case ctlExec:
 		pl.drain()
 		return s.routeExec(c)
-	case "discard", "unwatch", "reset":
+	case ctlDiscard, ctlUnwatch, ctlReset:
 		// What unwatches here unwatches on the upstream too: DISCARD in
 		// MULTI, UNWATCH outside it (inside, it is queued), RESET.
-		if (cmd.Name == "discard" && c.inMulti()) || (cmd.Name == "unwatch" && !c.inMulti()) || cmd.Name == "reset" {
+		if (cmd.Control == ctlDiscard && c.inMulti()) || (cmd.Control == ctlUnwatch && !c.inMulti()) || cmd.Control == ctlReset {
 			s.dropRemoteWatch(c)
 		}
 		return nil, false
-	case "multi", "quit":
+	case ctlMulti, ctlQuit:
 		return nil, false
 	}
 	keys := commandKeys(cmd, args)
@@ -107,7 +107,7 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		// Queued: every keyed command of a transaction must be in one
 		// shard (one slot in cluster mode), as Redis Cluster checks
 		// while queuing; a refusal makes EXEC answer EXECABORT.
-		if len(keys) == 0 || cmd.Name == "watch" {
+		if len(keys) == 0 || cmd.Control == ctlWatch {
 			return nil, false
 		}
 		rt := s.router.Route(keys, c.internal)
@@ -133,7 +133,7 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		return nil, false
 	}
 	rt := s.router.Route(keys, c.internal)
-	if cmd.Name == "watch" {
+	if cmd.Control == ctlWatch {
 		pl.drain()
 		return s.routeWatch(c, args, rt)
 	}

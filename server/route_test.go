@@ -85,7 +85,7 @@ func TestCommandKeys(t *testing.T) {
 		cmd, _ := s.lookup(args)
 		covered[cmd.Name] = true
 	}
-	var fanout []string
+	var fanout, controls []string
 	for _, c := range s.cmds.sorted {
 		for _, x := range append([]*Command{c}, c.Subcommands...) {
 			if (x.FirstKey > 0 || hasFlag(x, "movablekeys")) && !covered[x.Name] {
@@ -97,10 +97,18 @@ func TestCommandKeys(t *testing.T) {
 			if x.Fanout {
 				fanout = append(fanout, x.Name)
 			}
+			if x.Control != ctlNone {
+				controls = append(controls, fmt.Sprintf("%s=%d", x.Name, x.Control))
+			}
 		}
 	}
 	if got := strings.Join(fanout, " "); got != "dbsize flushall flushdb keys scan" {
 		t.Errorf("fan-out rows: %s", got)
+	}
+	want := fmt.Sprintf("discard=%d exec=%d multi=%d quit=%d reset=%d select=%d unwatch=%d watch=%d",
+		ctlDiscard, ctlExec, ctlMulti, ctlQuit, ctlReset, ctlSelect, ctlUnwatch, ctlWatch)
+	if got := strings.Join(controls, " "); got != want {
+		t.Errorf("control rows: %s, want %s", got, want)
 	}
 }
 
