@@ -15,6 +15,7 @@ import (
 	"streamd/config"
 	"streamd/replication"
 	"streamd/replication/wire"
+	"streamd/server/observe"
 	"streamd/server/router"
 )
 
@@ -87,8 +88,8 @@ type Server struct {
 
 	// slowlog is SLOWLOG's log and monitors MONITOR's clients
 	// (cmd_slowlog.go, cmd_monitor.go).
-	slowlog  slowLog
-	monitors monitorSet
+	slowlog  observe.SlowLog
+	monitors observe.Monitors
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and

@@ -2,9 +2,9 @@
 // ARCHITECTURE.md draws it: imports go one way,
 // cmd → server → server/router → replication → replication/state → groups
 // → pel → streams, the leaves (config, replication/wire,
-// replication/logstore, server/resp, internal/mux, internal/keywait,
-// internal/glob) import no layer above them, config is imported only by
-// cmd/streamd and server, and the engine packages stay pure (no clock, no
+// replication/logstore, server/resp, server/observe, internal/mux,
+// internal/keywait, internal/glob) import no layer above them, config is
+// imported only by cmd/streamd and server, and the engine packages stay pure (no clock, no
 // randomness, no network/Raft/metrics libraries).
 package depcheck
 
@@ -45,7 +45,8 @@ var leaves = map[string][]string{
 	"config":               {"server/resp"},
 	"replication/wire":     {"streams"},
 	"replication/logstore": nil,
-	"server/resp":          nil, // the protocol alone
+	"server/resp":          nil,             // the protocol alone
+	"server/observe":       {"server/resp"}, // SLOWLOG's log, MONITOR's lines and fan-out
 	"internal/mux":         nil,
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
