@@ -11,20 +11,6 @@ import (
 	"streamd/internal/testutil"
 )
 
-// TestMonitorLine checks the line format and sdscatrepr's quoting against
-// what redis-server 7.0.15 printed for the same bytes.
-func TestMonitorLine(t *testing.T) {
-	args := [][]byte{[]byte("xadd"), []byte("a b"), []byte("x\x01y\"\\\n\r\t\a\bz\xff"), {}}
-	got := monitorLine(time.Unix(1700000000, 5000), 3, "127.0.0.1:5555", args)
-	want := `1700000000.000005 [3 127.0.0.1:5555] "xadd" "a b" "x\x01y\"\\\n\r\t\a\bz\xff" ""`
-	if got != want {
-		t.Fatalf("got  %s\nwant %s", got, want)
-	}
-	if got := monitorLine(time.Unix(1, 123456789), 0, "a", nil); got != "1.123456 [0 a] " {
-		t.Fatalf("got %q", got)
-	}
-}
-
 // monitorLines reads monitor lines from m until one matches end,
 // normalising the time and client ports.
 func monitorLines(t *testing.T, m *respConn, end string) []string {
@@ -126,7 +112,7 @@ func TestMonitorStreamd(t *testing.T) {
 	srv, addr := startTestServer(t, nil)
 	m, w, x := dial(t, addr), dial(t, addr), dial(t, addr)
 	mustValue(t, m, "MONITOR")
-	if !srv.monitors.active() {
+	if !srv.monitors.Active() {
 		t.Fatal("no monitor after MONITOR")
 	}
 	if err := w.Send("XREAD", "BLOCK", "0", "STREAMS", "s", "$"); err != nil {
@@ -144,13 +130,13 @@ func TestMonitorStreamd(t *testing.T) {
 		t.Fatalf("lines %q", got)
 	}
 	mustValue(t, m, "RESET")
-	if srv.monitors.active() {
+	if srv.monitors.Active() {
 		t.Fatal("monitor left after RESET")
 	}
 	mustValue(t, m, "MONITOR")
 	m.Close()
 	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
-		if srv.monitors.active() {
+		if srv.monitors.Active() {
 			return errors.New("monitor left after close")
 		}
 		return nil
@@ -173,7 +159,7 @@ func TestMonitorSlowConsumer(t *testing.T) {
 		}
 	}
 	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
-		if srv.monitors.active() {
+		if srv.monitors.Active() {
 			return errors.New("stalled monitor still attached")
 		}
 		return nil

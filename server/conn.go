@@ -12,6 +12,7 @@ import (
 
 	"streamd/server/resp"
 	"streamd/server/router"
+	"streamd/server/tracking"
 )
 
 // Client is one connection. Its commands run one at a time on the
@@ -58,7 +59,7 @@ type Client struct {
 	unblockCh chan BlockResult // capacity 1; CLIENT UNBLOCK sends here
 
 	tx    *txState
-	track *trackState
+	track *tracking.State
 
 	// reqs carries the requests the reader parsed, in batches: each batch
 	// is what one read brought in (every complete request already

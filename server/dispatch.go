@@ -63,7 +63,7 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		return
 	}
 	// A monitoring client may not touch the keyspace (cmd_monitor.go).
-	monitored := s.monitors.active()
+	monitored := s.monitors.Active()
 	if monitored {
 		if refusal, ok := s.monitorGate(c, cmd); !ok {
 			pl.drain()
@@ -169,7 +169,7 @@ func (s *Server) finish(c *Client, cmd *Command, args [][]byte, start time.Time,
 	}
 	if here {
 		s.noteSlow(c, cmd, args, end.Sub(start))
-		if !cmd.blocking && s.monitors.active() {
+		if !cmd.blocking && s.monitors.Active() {
 			s.feedMonitors(c, c.DB(), cmd, args)
 		}
 	} else {

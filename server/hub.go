@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"streamd/internal/keywait"
+	"streamd/server/tracking"
 )
 
 // keyspaceHub is the server-wide state of the keyspace side of the server:
@@ -21,14 +22,14 @@ type keyspaceHub struct {
 	watchMu  sync.Mutex
 	watchers map[keywait.Key]map[*txState]struct{}
 
-	track *trackingTable
+	track *tracking.Table
 }
 
 func newKeyspaceHub() *keyspaceHub {
 	return &keyspaceHub{
 		waits:    keywait.New(),
 		watchers: make(map[keywait.Key]map[*txState]struct{}),
-		track:    newTrackingTable(),
+		track:    tracking.NewTable(),
 	}
 }
 

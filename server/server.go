@@ -16,6 +16,7 @@ import (
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/metrics"
+	"streamd/server/observe"
 	"streamd/server/router"
 )
 
@@ -88,8 +89,8 @@ type Server struct {
 
 	// slowlog is SLOWLOG's log and monitors MONITOR's clients
 	// (cmd_slowlog.go, cmd_monitor.go).
-	slowlog  slowLog
-	monitors monitorSet
+	slowlog  observe.SlowLog
+	monitors observe.Monitors
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and

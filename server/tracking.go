@@ -1,9 +1,9 @@
 package server
 
 import (
-	"sort"
 	"strings"
-	"sync"
+
+	"streamd/server/tracking"
 )
 
 // Client-side caching (CLIENT TRACKING), after Redis's tracking.c. The
@@ -14,53 +14,9 @@ import (
 // implemented): then nothing is sent, as Redis sends nothing to a RESP2
 // client that is neither RESP3 nor subscribed.
 
-// trackState is a client's tracking mode; the Client holds it in c.track.
-// It is written by the client's own goroutine under trackingTable.mu and read
-// by writers (other goroutines) under the same lock.
-type trackState struct {
-	on                           bool
-	bcast, optin, optout, noloop bool
-	redirect                     int64
-	prefixes                     []string // BCAST prefixes, sorted
-	// caching is CLIENT CACHING's answer for the next command: +1 yes
-	// (OPTIN), -1 no (OPTOUT), 0 none.
-	caching int
-	// keys are the keys this client is tracked for (default mode).
-	keys map[string]struct{}
-}
-
-// trackingTable is the server's tracking table: key → clients that read it
-// (default mode), and the clients in BCAST mode.
-type trackingTable struct {
-	mu    sync.Mutex
-	keys  map[string]map[*Client]struct{}
-	bcast map[*Client]struct{}
-	all   map[*Client]struct{} // every client with tracking on
-}
-
-func newTrackingTable() *trackingTable {
-	return &trackingTable{
-		keys:  make(map[string]map[*Client]struct{}),
-		bcast: make(map[*Client]struct{}),
-		all:   make(map[*Client]struct{}),
-	}
-}
-
-// Errors of CLIENT TRACKING / CACHING (Redis 7 texts).
-const (
-	errTrackRedirect = ErrorReply("ERR The client ID you want redirect to does not exist")
-	errTrackPrefix   = ErrorReply("ERR PREFIX option requires BCAST mode to be enabled")
-	errTrackBoth     = ErrorReply("ERR You can't specify both OPTIN mode and OPTOUT mode")
-	errTrackBcastOpt = ErrorReply("ERR OPTIN and OPTOUT are not compatible with BCAST")
-	errTrackBcast    = ErrorReply("ERR You can't switch BCAST mode on/off before disabling tracking for this " +
-		"client, and then re-enabling it with a different mode.")
-	errTrackSwitch = ErrorReply("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this " +
-		"client, and then re-enabling it with a different mode.")
-	errCachingMode = ErrorReply("ERR CLIENT CACHING can be called only when the client is in tracking mode " +
-		"with OPTIN or OPTOUT mode enabled")
-	errCachingYes = ErrorReply("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
-	errCachingNo  = ErrorReply("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
-)
+// errTrackRedirect is CLIENT TRACKING's refusal of an unknown REDIRECT
+// client (the table's own refusals are in package tracking).
+const errTrackRedirect = ErrorReply("ERR The client ID you want redirect to does not exist")
 
 // clientTracking is CLIENT TRACKING on|off [REDIRECT id] [PREFIX p]…
 // [BCAST] [OPTIN] [OPTOUT] [NOLOOP], with clientCommand's checks in Redis's
@@ -103,127 +59,34 @@ func (s *Server) clientTracking(c *Client, args [][]byte) Reply {
 	t := s.hub().track
 	switch {
 	case isOpt(args[2], "ON"):
-		if !bcast && len(prefixes) > 0 {
-			return errTrackPrefix
+		st, refusal := t.On(c, c.track, tracking.Options{BCAST: bcast, OptIn: optin, OptOut: optout,
+			NoLoop: noloop, Redirect: redirect, Prefixes: prefixes})
+		if refusal != "" {
+			return refusal
 		}
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		cur := c.track
-		if cur != nil && cur.on && cur.bcast != bcast {
-			return errTrackBcast
-		}
-		if bcast && (optin || optout) {
-			return errTrackBcastOpt
-		}
-		if optin && optout {
-			return errTrackBoth
-		}
-		if cur != nil && cur.on && ((optin && cur.optout) || (optout && cur.optin)) {
-			return errTrackSwitch
-		}
-		if bcast {
-			if r := checkPrefixes(cur, prefixes); r != nil {
-				return r
-			}
-		}
-		if cur == nil {
-			cur = &trackState{}
-			c.track = cur
-		}
-		cur.on = true
-		cur.bcast, cur.optin, cur.optout, cur.noloop = bcast, optin, optout, noloop
-		cur.redirect = redirect
-		cur.caching = 0
-		if bcast {
-			cur.prefixes = mergePrefixes(cur.prefixes, prefixes)
-			t.bcast[c] = struct{}{}
-		}
-		t.all[c] = struct{}{}
+		c.track = st
 		return OK
 	case isOpt(args[2], "OFF"):
-		t.mu.Lock()
-		t.disable(c)
-		t.mu.Unlock()
+		t.Off(c.track)
 		return OK
 	}
 	return errSyntax
 }
 
-// checkPrefixes refuses a prefix that overlaps another one of the client's
-// (Redis's checkPrefixCollisionsOrReply).
-func checkPrefixes(cur *trackState, add []string) Reply {
-	var have []string
-	if cur != nil && cur.on && cur.bcast {
-		have = cur.prefixes
-	}
-	for i, p := range add {
-		for _, q := range have {
-			if strings.HasPrefix(p, q) || strings.HasPrefix(q, p) {
-				return ErrorReply("ERR Prefix '" + p + "' overlaps with an existing prefix '" + q +
-					"'. Prefixes for a single client must not overlap.")
-			}
-		}
-		for _, q := range add[i+1:] {
-			if strings.HasPrefix(p, q) || strings.HasPrefix(q, p) {
-				return ErrorReply("ERR Prefix '" + p + "' overlaps with another provided prefix '" + q +
-					"'. Prefixes for a single client must not overlap.")
-			}
-		}
-	}
-	return nil
-}
-
-func mergePrefixes(have, add []string) []string {
-	out := append(append([]string(nil), have...), add...)
-	if len(out) == 0 {
-		// BCAST with no PREFIX: every key (the empty prefix).
-		out = []string{""}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// disable turns tracking off for c and forgets its keys; t.mu is held.
-func (t *trackingTable) disable(c *Client) {
-	ts := c.track
-	if ts == nil || !ts.on {
-		return
-	}
-	for k := range ts.keys {
-		if set := t.keys[k]; set != nil {
-			delete(set, c)
-			if len(set) == 0 {
-				delete(t.keys, k)
-			}
-		}
-	}
-	delete(t.bcast, c)
-	delete(t.all, c)
-	*ts = trackState{}
-}
-
 // clientCaching is CLIENT CACHING yes|no: whether the next command's reads
 // are tracked (OPTIN yes, OPTOUT no).
 func (s *Server) clientCaching(c *Client, args [][]byte) Reply {
-	t := s.hub().track
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ts := c.track
-	if ts == nil || !ts.on || (!ts.optin && !ts.optout) {
-		return errCachingMode
-	}
+	answer := 0
 	switch {
 	case isOpt(args[2], "YES"):
-		if !ts.optin {
-			return errCachingYes
-		}
-		ts.caching = 1
+		answer = 1
 	case isOpt(args[2], "NO"):
-		if !ts.optout {
-			return errCachingNo
-		}
-		ts.caching = -1
-	default:
+		answer = -1
+	}
+	if r := s.hub().track.Caching(c.track, answer); r != "" {
+		return r
+	}
+	if answer == 0 {
 		return errSyntax
 	}
 	return OK
@@ -231,71 +94,33 @@ func (s *Server) clientCaching(c *Client, args [][]byte) Reply {
 
 // clientTrackingInfo is CLIENT TRACKINGINFO: flags, redirect, prefixes.
 func (s *Server) clientTrackingInfo(c *Client) Reply {
-	t := s.hub().track
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ts := c.track
-	if ts == nil || !ts.on {
+	in := s.hub().track.Info(c.track)
+	if !in.On {
 		return Map{{K: Bulk("flags"), V: Set{Bulk("off")}}, {K: Bulk("redirect"), V: Int(-1)},
 			{K: Bulk("prefixes"), V: Array{}}}
 	}
-	flags := Set{Bulk("on")}
-	for _, f := range []struct {
-		on   bool
-		name string
-	}{{ts.bcast, "bcast"}, {ts.optin, "optin"}, {ts.optout, "optout"}, {ts.caching == 1, "caching-yes"},
-		{ts.caching == -1, "caching-no"}, {ts.noloop, "noloop"}} {
-		if f.on {
-			flags = append(flags, Bulk(f.name))
-		}
+	flags := make(Set, 0, len(in.Flags)+1)
+	for _, f := range in.Flags {
+		flags = append(flags, Bulk(f))
 	}
-	if ts.redirect != 0 && ts.redirect != c.ID() && s.clientByID(ts.redirect) == nil {
+	if in.Redirect != 0 && in.Redirect != c.ID() && s.clientByID(in.Redirect) == nil {
 		flags = append(flags, Bulk("broken_redirect"))
 	}
-	prefixes := Array{}
-	for _, p := range ts.prefixes {
-		if p != "" {
-			prefixes = append(prefixes, Bulk(p))
-		}
+	prefixes := make(Array, 0, len(in.Prefixes))
+	for _, p := range in.Prefixes {
+		prefixes = append(prefixes, Bulk(p))
 	}
-	return Map{{K: Bulk("flags"), V: flags}, {K: Bulk("redirect"), V: Int(ts.redirect)},
+	return Map{{K: Bulk("flags"), V: flags}, {K: Bulk("redirect"), V: Int(in.Redirect)},
 		{K: Bulk("prefixes"), V: prefixes}}
 }
 
-// trackRead remembers keys a tracking client reads (Redis's
-// trackingRememberKeys, for read-only commands): always in default mode,
-// only after CLIENT CACHING yes in OPTIN mode, unless CLIENT CACHING no in
-// OPTOUT mode; never in BCAST mode. The CACHING answer is used up by the
-// read.
+// trackRead remembers keys a tracking client reads (tracking.Table.Read):
+// the client holds its pushes until the read's reply when they are.
 func (s *Server) trackRead(c *Client, keys []string) {
 	if c == nil || c.track == nil {
 		return
 	}
-	t := s.hub().track
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ts := c.track
-	if !ts.on || ts.bcast {
-		return
-	}
-	caching := ts.caching
-	ts.caching = 0
-	if (ts.optin && caching != 1) || (ts.optout && caching == -1) {
-		return
-	}
-	c.holdPushes()
-	for _, k := range keys {
-		set := t.keys[k]
-		if set == nil {
-			set = make(map[*Client]struct{})
-			t.keys[k] = set
-		}
-		set[c] = struct{}{}
-		if ts.keys == nil {
-			ts.keys = make(map[string]struct{})
-		}
-		ts.keys[k] = struct{}{}
-	}
+	s.hub().track.Read(c.track, keys, c.holdPushes)
 }
 
 // trackingAfterCommand ends CLIENT CACHING's answer once the command after
@@ -314,62 +139,18 @@ func (s *Server) trackingAfterCommand(c *Client, cmd *Command) {
 	if c.tx != nil && c.tx.multi {
 		return
 	}
-	t := s.hub().track
-	t.mu.Lock()
-	c.track.caching = 0
-	t.mu.Unlock()
-}
-
-// invalidation is one push to send once the table's lock is released.
-type invalidation struct {
-	to  *Client
-	key string
+	s.hub().track.EndCaching(c.track)
 }
 
 // invalidateKeys sends invalidations for keys modified by writer (nil: the
-// server itself, e.g. expiry): to default-mode clients that read them (which
-// then stop tracking them) and to BCAST clients with a matching prefix; a
-// NOLOOP client is not told about its own writes.
+// server itself, e.g. expiry), as tracking.Table.Invalidate lists them.
 func (s *Server) invalidateKeys(writer *Client, keys []string) {
-	t := s.hub().track
-	var out []invalidation
-	t.mu.Lock()
-	if len(t.all) == 0 {
-		t.mu.Unlock()
-		return
+	var w tracking.Client
+	if writer != nil {
+		w = writer
 	}
-	for _, k := range keys {
-		if set := t.keys[k]; set != nil {
-			for c := range set {
-				if c.track.keys != nil {
-					delete(c.track.keys, k)
-				}
-				if c == writer && c.track.noloop {
-					continue
-				}
-				out = append(out, invalidation{c, k})
-			}
-			delete(t.keys, k)
-		}
-		for c := range t.bcast {
-			if c == writer && c.track.noloop {
-				continue
-			}
-			for _, p := range c.track.prefixes {
-				if strings.HasPrefix(k, p) {
-					out = append(out, invalidation{c, k})
-					break
-				}
-			}
-		}
-	}
-	redirects := make(map[*Client]int64, len(out))
-	for _, inv := range out {
-		redirects[inv.to] = inv.to.track.redirect
-	}
-	t.mu.Unlock()
-	for _, inv := range out {
-		s.sendInvalidation(writer, inv.to, redirects[inv.to], Bulk(inv.key))
+	for _, inv := range s.hub().track.Invalidate(w, keys) {
+		s.sendInvalidation(writer, inv.To.(*Client), inv.Redirect, Bulk(inv.Key))
 	}
 }
 
@@ -378,22 +159,8 @@ func (s *Server) invalidateKeys(writer *Client, keys []string) {
 // trackingInvalidateKeysOnFlush; the writer's own push (writer: the client
 // that flushed) follows its reply.
 func (s *Server) invalidateFlushBy(writer *Client) {
-	t := s.hub().track
-	t.mu.Lock()
-	type target struct {
-		c        *Client
-		redirect int64
-	}
-	var out []target
-	for c := range t.all {
-		out = append(out, target{c, c.track.redirect})
-		c.track.keys = nil
-	}
-	t.keys = make(map[string]map[*Client]struct{})
-	t.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].c.ID() < out[j].c.ID() })
-	for _, x := range out {
-		s.sendInvalidation(writer, x.c, x.redirect, nil)
+	for _, inv := range s.hub().track.Flush() {
+		s.sendInvalidation(writer, inv.To.(*Client), inv.Redirect, nil)
 	}
 }
 
@@ -429,11 +196,5 @@ func (s *Server) sendInvalidation(writer, c *Client, redirect int64, key Bulk) {
 
 // trackingOff drops c from the tracking table (RESET, connection close).
 func (s *Server) trackingOff(c *Client) {
-	if c.track == nil {
-		return
-	}
-	t := s.hub().track
-	t.mu.Lock()
-	t.disable(c)
-	t.mu.Unlock()
+	s.hub().track.Off(c.track)
 }

@@ -1,10 +1,11 @@
 // Package depcheck holds a test that keeps the package graph as
 // ARCHITECTURE.md draws it: imports go one way,
 // cmd → server → server/router, server/metrics → replication →
-// replication/state → groups → pel → streams, the leaves (config, replication/wire,
-// replication/logstore, server/resp, internal/mux, internal/keywait,
-// internal/glob) import no layer above them, config is imported only by
-// cmd/streamd and server, and the engine packages stay pure (no clock, no
+// replication/state → groups → pel → streams, the leaves (config,
+// replication/wire, replication/logstore, server/resp, server/observe,
+// server/tracking, internal/mux, internal/keywait, internal/glob) import no
+// layer above them, config is imported only by cmd/streamd and server, and
+// the engine packages stay pure (no clock, no
 // randomness, no network/Raft/metrics libraries).
 package depcheck
 
@@ -46,7 +47,9 @@ var leaves = map[string][]string{
 	"config":               {"server/resp"},
 	"replication/wire":     {"streams"},
 	"replication/logstore": nil,
-	"server/resp":          nil, // the protocol alone
+	"server/resp":          nil,             // the protocol alone
+	"server/observe":       {"server/resp"}, // SLOWLOG's log, MONITOR's lines and fan-out
+	"server/tracking":      {"server/resp"}, // client-side caching's tracking table
 	"internal/mux":         nil,
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
