@@ -30,7 +30,9 @@ type Effects struct {
 func EffectsOf(cmd Command, res any, err error) Effects {
 	e := Effects{DB: cmd.Database()}
 	if err == nil {
-		cmd.effects(res, &e)
+		// By value, not by pointer: a pointer passed to an interface
+		// method escapes, and this runs for every write.
+		e = cmd.effects(res, e)
 	}
 	return e
 }
@@ -42,90 +44,109 @@ func count(res any) int64 {
 }
 
 // modifyReady signals keys both modified and ready.
-func (e *Effects) modifyReady(keys ...string) {
+func (e Effects) modifyReady(keys ...string) Effects {
 	e.Modified = append(e.Modified, keys...)
 	e.Ready = append(e.Ready, keys...)
+	return e
 }
 
-func (c XAdd) effects(res any, e *Effects) {
+func (c XAdd) effects(res any, e Effects) Effects {
 	if res == nil {
-		return // NOMKSTREAM on a missing key: nothing added
+		return e // NOMKSTREAM on a missing key: nothing added
 	}
 	if len(e.Modified) == 0 && len(e.Ready) == 0 {
 		// The common case, one allocation: both lists are only read
 		// (and an append to a full slice copies).
 		k := []string{c.Key}
 		e.Modified, e.Ready = k, k
-		return
+		return e
 	}
-	e.modifyReady(c.Key)
+	return e.modifyReady(c.Key)
 }
 
-func (c XDel) effects(res any, e *Effects) {
+func (c XDel) effects(res any, e Effects) Effects {
 	if count(res) > 0 {
 		e.Modified = append(e.Modified, c.Key)
 	}
+	return e
 }
 
-func (c XTrim) effects(res any, e *Effects) {
+func (c XTrim) effects(res any, e Effects) Effects {
 	if count(res) > 0 {
 		e.Modified = append(e.Modified, c.Key)
 	}
+	return e
 }
 
-func (c XGroupCreate) effects(_ any, e *Effects) {
+func (c XGroupCreate) effects(_ any, e Effects) Effects {
 	if c.MkStream {
 		// Redis signals the key when MKSTREAM created it; the answer
 		// does not say whether it did.
 		e.Modified = append(e.Modified, c.Key)
 	}
 	e.Ready = append(e.Ready, c.Key)
+	return e
 }
 
-func (c XGroupSetID) effects(_ any, e *Effects) { e.Ready = append(e.Ready, c.Key) }
+func (c XGroupSetID) effects(_ any, e Effects) Effects {
+	e.Ready = append(e.Ready, c.Key)
+	return e
+}
 
-func (c XGroupDestroy) effects(res any, e *Effects) {
+func (c XGroupDestroy) effects(res any, e Effects) Effects {
 	if count(res) > 0 {
 		e.Ready = append(e.Ready, c.Key)
 	}
+	return e
 }
 
-func (c Del) effects(res any, e *Effects) {
+func (c Del) effects(res any, e Effects) Effects {
 	if count(res) > 0 {
-		e.modifyReady(c.Names...)
+		return e.modifyReady(c.Names...)
 	}
+	return e
 }
 
-func (c Expired) effects(res any, e *Effects) {
+func (c Expired) effects(res any, e Effects) Effects {
 	if count(res) > 0 {
-		e.modifyReady(c.Names...)
+		return e.modifyReady(c.Names...)
 	}
+	return e
 }
 
-func (c Rename) effects(res any, e *Effects) {
+func (c Rename) effects(res any, e Effects) Effects {
 	if c.Src != c.Dst && (!c.NX || count(res) == 1) {
-		e.modifyReady(c.Src, c.Dst)
+		return e.modifyReady(c.Src, c.Dst)
 	}
+	return e
 }
 
-func (c Expire) effects(res any, e *Effects) {
+func (c Expire) effects(res any, e Effects) Effects {
 	if count(res) == 1 {
 		// A deadline in the past deletes the key: wake its readers.
-		e.modifyReady(c.Key)
+		return e.modifyReady(c.Key)
 	}
+	return e
 }
 
-func (c Persist) effects(res any, e *Effects) {
+func (c Persist) effects(res any, e Effects) Effects {
 	if count(res) == 1 {
 		e.Modified = append(e.Modified, c.Key)
 	}
+	return e
 }
 
-func (c FlushDB) effects(_ any, e *Effects) { e.FlushDBs = append(e.FlushDBs, c.DB) }
+func (c FlushDB) effects(_ any, e Effects) Effects {
+	e.FlushDBs = append(e.FlushDBs, c.DB)
+	return e
+}
 
-func (FlushAll) effects(_ any, e *Effects) { e.FlushAll = true }
+func (FlushAll) effects(_ any, e Effects) Effects {
+	e.FlushAll = true
+	return e
+}
 
-func (c Exec) effects(res any, e *Effects) {
+func (c Exec) effects(res any, e Effects) Effects {
 	outs, _ := res.([]Outcome)
 	for i, op := range c.Ops {
 		sub, ok := op.(Command)
@@ -139,14 +160,15 @@ func (c Exec) effects(res any, e *Effects) {
 			e.Extra = append(e.Extra, se)
 		}
 	}
+	return e
 }
 
 // Writes Redis signals nothing for.
-func (XSetID) effects(any, *Effects)               {}
-func (XGroupCreateConsumer) effects(any, *Effects) {}
-func (XGroupDelConsumer) effects(any, *Effects)    {}
-func (XReadGroup) effects(any, *Effects)           {}
-func (XAck) effects(any, *Effects)                 {}
-func (XClaim) effects(any, *Effects)               {}
-func (XAutoClaim) effects(any, *Effects)           {}
-func (ConfigSet) effects(any, *Effects)            {}
+func (XSetID) effects(_ any, e Effects) Effects               { return e }
+func (XGroupCreateConsumer) effects(_ any, e Effects) Effects { return e }
+func (XGroupDelConsumer) effects(_ any, e Effects) Effects    { return e }
+func (XReadGroup) effects(_ any, e Effects) Effects           { return e }
+func (XAck) effects(_ any, e Effects) Effects                 { return e }
+func (XClaim) effects(_ any, e Effects) Effects               { return e }
+func (XAutoClaim) effects(_ any, e Effects) Effects           { return e }
+func (ConfigSet) effects(_ any, e Effects) Effects            { return e }

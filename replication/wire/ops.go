@@ -19,9 +19,10 @@ type Op interface {
 type Command interface {
 	Op
 	command()
-	// effects adds what the write did to the keyspace, given its answer
-	// (only called for a write that succeeded; see EffectsOf).
-	effects(res any, e *Effects)
+	// effects returns e with what the write did to the keyspace added,
+	// given its answer (only called for a write that succeeded; see
+	// EffectsOf).
+	effects(res any, e Effects) Effects
 }
 
 // Query is a read: it is answered from the local state and never logged.
