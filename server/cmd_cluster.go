@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"streamd/replication"
+	"streamd/server/info"
 	"streamd/server/resp"
 	"streamd/server/router"
 )
@@ -171,7 +172,7 @@ func (s *Server) clusterInfo(b *strings.Builder) {
 // writeFields writes router fields as INFO lines.
 func writeFields(b *strings.Builder, fields []router.Field) {
 	for _, f := range fields {
-		infoLine(b, f.Name, f.Value)
+		info.WriteLine(b, f.Name, f.Value)
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"streamd/server/info"
 	"streamd/server/router"
 	"strings"
 )
@@ -118,15 +119,15 @@ func (s *Server) cmdRAFTTRANSFER(c *Client, args [][]byte) Reply {
 // Raft state as INFO-style "field:value" lines.
 func (s *Server) cmdRAFTINFO(c *Client, args [][]byte) Reply {
 	var b strings.Builder
-	infoLine(&b, "node_id", s.nodeID())
-	infoLine(&b, "raft_addr", s.node.RaftAddr())
-	infoLine(&b, "client_addr", s.ownClientAddr(c))
-	infoInt(&b, "clustered", boolInt(s.node.Clustered()))
-	infoInt(&b, "cluster_enabled", boolInt(s.config().ClusterEnabled))
+	info.WriteLine(&b, "node_id", s.nodeID())
+	info.WriteLine(&b, "raft_addr", s.node.RaftAddr())
+	info.WriteLine(&b, "client_addr", s.ownClientAddr(c))
+	info.WriteBool(&b, "clustered", s.node.Clustered())
+	info.WriteBool(&b, "cluster_enabled", s.config().ClusterEnabled)
 	ready := s.node.Ready()
-	infoInt(&b, "ready", boolInt(ready == ""))
+	info.WriteBool(&b, "ready", ready == "")
 	if ready != "" {
-		infoLine(&b, "not_ready_reason", strings.NewReplacer("\r", " ", "\n", " ").Replace(ready))
+		info.WriteLine(&b, "not_ready_reason", strings.NewReplacer("\r", " ", "\n", " ").Replace(ready))
 	}
 	s.shardLines(&b)
 	return Verbatim(b.String())
