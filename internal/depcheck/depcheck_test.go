@@ -3,8 +3,8 @@
 // cmd → server → server/router, server/metrics → replication →
 // replication/state → groups → pel → streams, the leaves (config,
 // replication/wire, replication/logstore, server/resp, server/observe,
-// server/tracking, internal/mux, internal/keywait, internal/glob) import no
-// layer above them, config is imported only by cmd/streamd and server, and
+// server/tracking, server/clients, internal/mux, internal/keywait,
+// internal/glob) import no layer above them, config is imported only by cmd/streamd and server, and
 // the engine packages stay pure (no clock, no
 // randomness, no network/Raft/metrics libraries).
 package depcheck
@@ -50,6 +50,7 @@ var leaves = map[string][]string{
 	"server/resp":          nil,             // the protocol alone
 	"server/observe":       {"server/resp"}, // SLOWLOG's log, MONITOR's lines and fan-out
 	"server/tracking":      {"server/resp"}, // client-side caching's tracking table
+	"server/clients":       {"server/resp"}, // CLIENT's info line, LIST/KILL filters, name checks, HELP
 	"internal/mux":         nil,
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
