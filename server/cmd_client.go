@@ -2,10 +2,11 @@ package server
 
 import (
 	"net"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"streamd/server/clients"
 )
 
 // clientCommand is the CLIENT container and its subcommands.
@@ -43,26 +44,8 @@ func clientCommand() *Command {
 
 func cmdCLIENTID(c *Client, args [][]byte) Reply { return Int(c.id) }
 
-// validateClientName is Redis's validateClientAttr: only printable ASCII
-// other than space ('!' to '~').
-func validateClientName(name []byte) Reply {
-	if !validClientAttr(name) {
-		return ErrorReply("ERR Client names cannot contain spaces, newlines or special characters.")
-	}
-	return nil
-}
-
-func validClientAttr(b []byte) bool {
-	for _, ch := range b {
-		if ch < '!' || ch > '~' {
-			return false
-		}
-	}
-	return true
-}
-
 func cmdCLIENTSETNAME(c *Client, args [][]byte) Reply {
-	if r := validateClientName(args[2]); r != nil {
+	if r := clients.ValidateName(args[2]); r != nil {
 		return r
 	}
 	c.mu.Lock()
@@ -83,21 +66,16 @@ func cmdCLIENTGETNAME(c *Client, args [][]byte) Reply {
 
 // cmdCLIENTSETINFO is CLIENT SETINFO LIB-NAME|LIB-VER value (Redis 7.2).
 func cmdCLIENTSETINFO(c *Client, args [][]byte) Reply {
-	attr := string(args[2])
-	var dst *string
-	switch strings.ToLower(attr) {
-	case "lib-name":
-		dst = &c.libName
-	case "lib-ver":
-		dst = &c.libVer
-	default:
-		return ErrorReply("ERR Unrecognized option '" + attr + "'")
-	}
-	if !validClientAttr(args[3]) {
-		return ErrorReply("ERR " + attr + " cannot contain spaces, newlines or special characters.")
+	attr, r := clients.ParseSetInfo(args[2], args[3])
+	if r != nil {
+		return r
 	}
 	c.mu.Lock()
-	*dst = string(args[3])
+	if attr == clients.LibName {
+		c.libName = string(args[3])
+	} else {
+		c.libVer = string(args[3])
+	}
 	c.mu.Unlock()
 	return OK
 }
@@ -105,40 +83,18 @@ func cmdCLIENTSETINFO(c *Client, args [][]byte) Reply {
 // cmdCLIENTLIST is CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id ...].
 // Every streamd client is "normal" (no replicas, no pub/sub).
 func cmdCLIENTLIST(c *Client, args [][]byte) Reply {
-	var ids map[int64]bool
-	typ := ""
-	for i := 2; i < len(args); i++ {
-		opt := strings.ToLower(string(args[i]))
-		switch {
-		case opt == "type" && i+1 < len(args) && ids == nil:
-			typ = strings.ToLower(string(args[i+1]))
-			switch typ {
-			case "normal", "master", "replica", "slave", "pubsub":
-			default:
-				return ErrorReply("ERR Unknown client type '" + string(args[i+1]) + "'")
-			}
-			i++
-		case opt == "id" && i+1 < len(args) && typ == "":
-			ids = make(map[int64]bool)
-			for i++; i < len(args); i++ {
-				id, err := strconv.ParseInt(string(args[i]), 10, 64)
-				if err != nil || id <= 0 {
-					return ErrorReply("ERR Invalid client ID")
-				}
-				ids[id] = true
-			}
-		default:
-			return errSyntax
-		}
+	f, r := clients.ParseList(args[2:])
+	if r != nil {
+		return r
 	}
 	var b strings.Builder
-	if typ == "" || typ == "normal" {
+	if f.Normal() {
+		now := time.Now()
 		for _, o := range c.srv.clientList() {
-			if ids != nil && !ids[o.id] {
-				continue
+			if f.Match(clients.Info{ID: o.id}) {
+				b.WriteString(o.info(now).Line())
+				b.WriteByte('\n')
 			}
-			b.WriteString(o.infoLine())
-			b.WriteByte('\n')
 		}
 	}
 	return Verbatim(b.String())
@@ -146,77 +102,26 @@ func cmdCLIENTLIST(c *Client, args [][]byte) Reply {
 
 // cmdCLIENTINFO is CLIENT INFO: this connection's CLIENT LIST line.
 func cmdCLIENTINFO(c *Client, args [][]byte) Reply {
-	return Verbatim(c.infoLine() + "\n")
+	return Verbatim(c.info(time.Now()).Line() + "\n")
 }
 
-// infoLine is the client's CLIENT LIST line, with Redis 7.2's fields in its
-// order. Buffer and memory figures (qbuf, argv-mem, omem, tot-mem...) are
-// not tracked by streamd and read 0; "fd" is the socket's descriptor.
-func (c *Client) infoLine() string {
-	now := time.Now()
+// info is what CLIENT LIST shows of the client at now. "fd" is the
+// socket's descriptor.
+func (c *Client) info(now time.Time) clients.Info {
 	c.mu.Lock()
-	name, libName, libVer, cmd := c.name, c.libName, c.libVer, c.lastCmd
-	idle := now.Sub(c.lastActive)
+	i := clients.Info{
+		Name: c.name, LibName: c.libName, LibVer: c.libVer, Cmd: c.lastCmd,
+		Idle: now.Sub(c.lastActive), NoEvict: c.noEvict, NoTouch: c.noTouch,
+	}
 	if c.inCommand {
-		idle = 0
+		i.Idle = 0
 	}
-	noEvict, noTouch := c.noEvict, c.noTouch
 	c.mu.Unlock()
-	if cmd == "" {
-		cmd = "NULL"
-	}
-	flags := ""
-	multi := -1
-	if c.inMulti() {
-		flags += "x"
-		multi = 0
-	}
-	if c.isBlocked() {
-		flags += "b"
-	}
-	if noEvict {
-		flags += "e"
-	}
-	if noTouch {
-		flags += "T"
-	}
-	if flags == "" {
-		flags = "N"
-	}
-	var b strings.Builder
-	kv := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(v)
-	}
-	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
-	kv("id", itoa(c.id))
-	kv("addr", c.addr)
-	kv("laddr", c.laddr)
-	kv("fd", itoa(connFD(c.nc)))
-	kv("name", name)
-	kv("age", itoa(int64(now.Sub(c.createdAt)/time.Second)))
-	kv("idle", itoa(int64(idle/time.Second)))
-	kv("flags", flags)
-	kv("db", itoa(int64(c.DB())))
-	kv("sub", "0")
-	kv("psub", "0")
-	kv("ssub", "0")
-	kv("multi", itoa(int64(multi)))
-	for _, k := range []string{"qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll", "omem", "tot-mem"} {
-		kv(k, "0")
-	}
-	kv("events", "r")
-	kv("cmd", cmd)
-	kv("user", "default")
-	kv("redir", "-1")
-	kv("resp", itoa(int64(c.Proto())))
-	kv("lib-name", libName)
-	kv("lib-ver", libVer)
-	return b.String()
+	i.ID, i.Addr, i.LAddr, i.FD = c.id, c.addr, c.laddr, connFD(c.nc)
+	i.Age = now.Sub(c.createdAt)
+	i.Multi, i.Blocked = c.inMulti(), c.isBlocked()
+	i.DB, i.Resp = c.DB(), c.Proto()
+	return i
 }
 
 // connFD returns the connection's file descriptor, or -1.
@@ -248,74 +153,19 @@ func cmdCLIENTKILL(c *Client, args [][]byte) Reply {
 				return OK
 			}
 		}
-		return ErrorReply("ERR No such client")
+		return clients.ErrNoSuchClient
 	}
-	var (
-		id          int64
-		typ         string
-		addr, laddr string
-		user        string
-		maxAge      int64
-		skipMe      = true
-	)
-	for i := 2; i < len(args); i += 2 {
-		if i+1 >= len(args) {
-			return errSyntax
-		}
-		val := string(args[i+1])
-		switch strings.ToLower(string(args[i])) {
-		case "id":
-			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || n < 1 {
-				return ErrorReply("ERR client-id should be greater than 0")
-			}
-			id = n
-		case "type":
-			typ = strings.ToLower(val)
-			switch typ {
-			case "normal", "master", "replica", "slave", "pubsub":
-			default:
-				return ErrorReply("ERR Unknown client type '" + val + "'")
-			}
-		case "addr":
-			addr = val
-		case "laddr":
-			laddr = val
-		case "user":
-			if val != "default" {
-				return ErrorReply("ERR No such user '" + val + "'")
-			}
-			user = val
-		case "skipme":
-			switch strings.ToLower(val) {
-			case "yes":
-				skipMe = true
-			case "no":
-				skipMe = false
-			default:
-				return errSyntax
-			}
-		case "maxage":
-			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				return errNotInteger
-			}
-			maxAge = n
-		default:
-			return errSyntax
-		}
+	f, r := clients.ParseKill(args[2:])
+	if r != nil {
+		return r
 	}
 	killed := 0
 	now := time.Now()
 	for _, o := range s.clientList() {
-		switch {
-		case id != 0 && o.id != id,
-			typ != "" && typ != "normal",
-			addr != "" && o.addr != addr,
-			laddr != "" && o.laddr != laddr,
-			user != "" && user != "default",
-			maxAge > 0 && int64(now.Sub(o.createdAt)/time.Second) < maxAge,
-			skipMe && o == c:
+		// The filters read the fields fixed at accept only (see
+		// KillFilter.Match): no other client's locks are taken.
+		addrs := clients.Info{ID: o.id, Addr: o.addr, LAddr: o.laddr, Age: now.Sub(o.createdAt)}
+		if (f.SkipMe && o == c) || !f.Match(addrs) {
 			continue
 		}
 		s.kill(c, o)
@@ -336,21 +186,13 @@ func (s *Server) kill(caller, o *Client) {
 // cmdCLIENTUNBLOCK is CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if the client was
 // blocked and is released, else 0.
 func cmdCLIENTUNBLOCK(c *Client, args [][]byte) Reply {
-	id, err := strconv.ParseInt(string(args[2]), 10, 64)
-	if err != nil {
-		return errNotInteger
+	id, withError, r := clients.ParseUnblock(args[2:])
+	if r != nil {
+		return r
 	}
 	how := BlockUnblockedTimeout
-	if len(args) == 4 {
-		switch strings.ToLower(string(args[3])) {
-		case "timeout":
-		case "error":
-			how = BlockUnblockedError
-		default:
-			return ErrorReply("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
-		}
-	} else if len(args) > 4 {
-		return errSyntax
+	if withError {
+		how = BlockUnblockedError
 	}
 	o := c.srv.clientByID(id)
 	if o == nil || !o.unblock(how) {
@@ -359,21 +201,10 @@ func cmdCLIENTUNBLOCK(c *Client, args [][]byte) Reply {
 	return Int(1)
 }
 
-// onOff parses NO-EVICT / NO-TOUCH's argument.
-func onOff(arg []byte) (bool, bool) {
-	switch strings.ToLower(string(arg)) {
-	case "on":
-		return true, true
-	case "off":
-		return false, true
-	}
-	return false, false
-}
-
 // cmdCLIENTNOEVICT is CLIENT NO-EVICT on|off. streamd evicts no clients;
 // the flag is kept and shown in CLIENT LIST ("e").
 func cmdCLIENTNOEVICT(c *Client, args [][]byte) Reply {
-	on, ok := onOff(args[2])
+	on, ok := clients.OnOff(args[2])
 	if !ok {
 		return errSyntax
 	}
@@ -386,7 +217,7 @@ func cmdCLIENTNOEVICT(c *Client, args [][]byte) Reply {
 // cmdCLIENTNOTOUCH is CLIENT NO-TOUCH on|off. streamd keeps no LRU/LFU;
 // the flag is kept and shown in CLIENT LIST ("T").
 func cmdCLIENTNOTOUCH(c *Client, args [][]byte) Reply {
-	on, ok := onOff(args[2])
+	on, ok := clients.OnOff(args[2])
 	if !ok {
 		return errSyntax
 	}
@@ -408,53 +239,5 @@ func helpReply(cmd string, lines ...string) Reply {
 
 // cmdCLIENTHELP lists the CLIENT subcommands streamd implements.
 func cmdCLIENTHELP(c *Client, args [][]byte) Reply {
-	return helpReply("CLIENT",
-		"CACHING (YES|NO)",
-		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
-		"GETNAME",
-		"    Return the name of the current connection.",
-		"ID",
-		"    Return the ID of the current connection.",
-		"INFO",
-		"    Return information about the current client connection.",
-		"KILL <ip:port>",
-		"    Kill connection made from <ip:port>.",
-		"KILL <option> <value> [<option> <value> [...]]",
-		"    Kill connections. Options are:",
-		"    * ADDR (<ip:port>|<unixsocket>:0)",
-		"      Kill connections made from the specified address",
-		"    * LADDR (<ip:port>|<unixsocket>:0)",
-		"      Kill connections made to specified local address",
-		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-		"      Kill connections by type.",
-		"    * USER <username>",
-		"      Kill connections authenticated by <username>.",
-		"    * SKIPME (YES|NO)",
-		"      Skip killing current connection (default: yes).",
-		"    * ID <client-id>",
-		"      Kill connections by client id.",
-		"    * MAXAGE <maxage>",
-		"      Kill connections older than the specified age.",
-		"LIST [options ...]",
-		"    Return information about client connections. Options:",
-		"    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-		"      Return clients of specified type.",
-		"SETNAME <name>",
-		"    Assign the name <name> to the current connection.",
-		"SETINFO <option> <value>",
-		"    Set client meta attr. Options are:",
-		"    * LIB-NAME: the client lib name.",
-		"    * LIB-VER: the client lib version.",
-		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
-		"    Unblock the specified blocked client.",
-		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
-		"         [OPTIN] [OPTOUT] [NOLOOP]",
-		"    Control server assisted client side caching.",
-		"TRACKINGINFO",
-		"    Report tracking status for the current connection.",
-		"NO-EVICT (ON|OFF)",
-		"    Protect current client connection from eviction.",
-		"NO-TOUCH (ON|OFF)",
-		"    Will not touch LRU/LFU stats when this mode is on.",
-	)
+	return helpReply("CLIENT", clients.HelpLines()...)
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"strconv"
 	"strings"
+
+	"streamd/server/clients"
 )
 
 // connectionCommands are PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET and
@@ -85,7 +87,7 @@ func cmdHELLO(c *Client, args [][]byte) Reply {
 			"the client and select the RESP protocol version at the same time")
 	}
 	if setName {
-		if r := validateClientName(name); r != nil {
+		if r := clients.ValidateName(name); r != nil {
 			return r
 		}
 		c.mu.Lock()

@@ -3,9 +3,9 @@
 // cmd → server → server/router, server/metrics → replication →
 // replication/state → groups → pel → streams, the leaves (config,
 // replication/wire, replication/logstore, server/resp, server/observe,
-// server/tracking, server/info, internal/mux, internal/keywait,
-// internal/glob) import no
-// layer above them, config is imported only by cmd/streamd and server, and
+// server/tracking, server/info, server/clients, internal/mux,
+// internal/keywait, internal/glob) import no layer above them, config is
+// imported only by cmd/streamd and server, and
 // the engine packages stay pure (no clock, no
 // randomness, no network/Raft/metrics libraries).
 package depcheck
@@ -52,6 +52,7 @@ var leaves = map[string][]string{
 	"server/observe":       {"server/resp"}, // SLOWLOG's log, MONITOR's lines and fan-out
 	"server/tracking":      {"server/resp"}, // client-side caching's tracking table
 	"server/info":          nil,             // INFO's text from plain data
+	"server/clients":       {"server/resp"}, // CLIENT's info line, LIST/KILL filters, name checks, HELP
 	"internal/mux":         nil,
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
