@@ -1,13 +1,11 @@
 package server
 
 import (
-	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"streamd/server/resp"
-	"streamd/streams"
 )
 
 // streamCmd finds a stream command row ("xadd", "xgroup|create").
@@ -91,112 +89,6 @@ func wantErr(t *testing.T, line, want string) {
 // render writes r in the protocol as the connection would.
 func render(r Reply, proto int) string {
 	return string(resp.AppendReply(nil, r, proto))
-}
-
-func TestStreamCmdParseInt64(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"0", 0, true},
-		{"7", 7, true},
-		{"-7", -7, true},
-		{"9223372036854775807", math.MaxInt64, true},
-		{"-9223372036854775808", math.MinInt64, true},
-		{"9223372036854775808", 0, false},
-		{"-9223372036854775809", 0, false},
-		{"18446744073709551616", 0, false},
-		{"99999999999999999999", 0, false},
-		{"-0", 0, false},
-		{"01", 0, false},
-		{"+1", 0, false},
-		{" 1", 0, false},
-		{"1 ", 0, false},
-		{"-", 0, false},
-		{"", 0, false},
-		{"1x", 0, false},
-		{"1.5", 0, false},
-		{"000000000000000000001", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseInt64([]byte(tt.in))
-		if ok != tt.ok || got != tt.want {
-			t.Errorf("parseInt64(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
-func TestStreamCmdIsOpt(t *testing.T) {
-	tests := []struct {
-		arg, name string
-		want      bool
-	}{
-		{"count", "COUNT", true},
-		{"CoUnT", "COUNT", true},
-		{"COUNTS", "COUNT", false},
-		{"", "COUNT", false},
-		{"mkstream", "MKSTREAM", true},
-		{"M\u212aSTREAM", "MKSTREAM", false}, // Kelvin sign: strcasecmp is ASCII only
-		{"nomk\u017ftream", "NOMKSTREAM", false},
-	}
-	for _, tt := range tests {
-		if got := isOpt([]byte(tt.arg), tt.name); got != tt.want {
-			t.Errorf("isOpt(%q, %q) = %v", tt.arg, tt.name, got)
-		}
-	}
-}
-
-func TestStreamCmdRangeBounds(t *testing.T) {
-	max := uint64(math.MaxUint64)
-	tests := []struct {
-		in       string
-		start    bool
-		want     streams.ID
-		wantErr  Reply
-		describe string
-	}{
-		{"-", true, streams.MinID, nil, "minus"},
-		{"+", false, streams.MaxID, nil, "plus"},
-		{"5", true, streams.ID{Ms: 5}, nil, "ms-only start takes seq 0"},
-		{"5", false, streams.ID{Ms: 5, Seq: max}, nil, "ms-only end takes seq max"},
-		{"(5", true, streams.ID{Ms: 5, Seq: 1}, nil, "exclusive start"},
-		{"(5", false, streams.ID{Ms: 5, Seq: max - 1}, nil, "exclusive end"},
-		{"(5-" + "18446744073709551615", true, streams.ID{Ms: 6}, nil, "exclusive start carries"},
-		{"(6-0", false, streams.ID{Ms: 5, Seq: max}, nil, "exclusive end borrows"},
-		{"(18446744073709551615-18446744073709551615", true, streams.ID{}, errStartID, "no successor"},
-		{"(18446744073709551615", true, streams.ID{Ms: max, Seq: 1}, nil, "ms-only max start"},
-		{"(0-0", false, streams.ID{}, errEndID, "no predecessor"},
-		{"(0", false, streams.ID{Ms: 0, Seq: max - 1}, nil, "ms-only zero end"},
-		{"(-", true, streams.ID{}, errInvalidID, "exclusive minus is strict"},
-		{"(+", false, streams.ID{}, errInvalidID, "exclusive plus is strict"},
-		{"(", true, streams.ID{}, errInvalidID, "lone paren"},
-		{"bad", false, streams.ID{}, errInvalidID, "garbage"},
-	}
-	for _, tt := range tests {
-		var got streams.ID
-		var r Reply
-		if tt.start {
-			got, r = rangeStartArg([]byte(tt.in))
-		} else {
-			got, r = rangeEndArg([]byte(tt.in))
-		}
-		if r != tt.wantErr {
-			t.Errorf("%s: %q: err %v, want %v", tt.describe, tt.in, r, tt.wantErr)
-			continue
-		}
-		if r == nil && got != tt.want {
-			t.Errorf("%s: %q: got %v, want %v", tt.describe, tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestStreamCmdSubcommandSyntaxError(t *testing.T) {
-	got := subcommandSyntaxError("XGROUP", []byte("create"))
-	want := ErrorReply("ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP.")
-	if got != want {
-		t.Fatalf("got %q", got)
-	}
 }
 
 func TestStreamCmdTable(t *testing.T) {

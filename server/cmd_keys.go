@@ -7,6 +7,7 @@ import (
 
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/xargs"
 )
 
 // The generic keyspace commands (DEL, EXISTS, TYPE, KEYS, SCAN, RENAME,
@@ -172,7 +173,7 @@ func cmdSCAN(c *Client, args [][]byte) (*Plan, Reply) {
 		switch o := args[i]; {
 		case isOpt(o, "COUNT") && more > 0:
 			i++
-			n, r := intArg(args[i])
+			n, r := xargs.Int(args[i])
 			if r != nil {
 				return nil, r
 			}
@@ -291,7 +292,7 @@ func expireGeneric(c *Client, args [][]byte, relative, seconds bool) (*Plan, Rep
 	if gt && lt {
 		return nil, ErrorReply("ERR GT and LT options at the same time are not compatible")
 	}
-	when, r := intArg(args[2])
+	when, r := xargs.Int(args[2])
 	if r != nil {
 		return nil, r
 	}

@@ -7,6 +7,7 @@ import (
 
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/xargs"
 	"streamd/streams"
 )
 
@@ -31,7 +32,7 @@ func TestStreamCmdXACK(t *testing.T) {
 		if r := p.Format([]state.GroupInfo{{Name: "h"}}, nil); r != Int(0) {
 			t.Errorf("%q no group: %#v", line, r)
 		}
-		if r := p.Format([]state.GroupInfo{{Name: "g"}}, nil); r != errInvalidID {
+		if r := p.Format([]state.GroupInfo{{Name: "g"}}, nil); r != xargs.ErrInvalidID {
 			t.Errorf("%q: %#v", line, r)
 		}
 	}

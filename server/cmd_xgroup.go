@@ -2,7 +2,7 @@ package server
 
 import (
 	"streamd/replication/wire"
-	"streamd/streams"
+	"streamd/server/xargs"
 )
 
 // groupCommand is a row for an XGROUP/XINFO subcommand whose key is args[2].
@@ -47,103 +47,44 @@ var xgroupHelp = []string{
 	"    Set the current group ID and entries_read counter.",
 }
 
-// Errors xgroupCommand answers from the keyspace before the subcommand runs.
-// The engine answers them for a well-formed operation; planners use them
-// when an argument error must wait for the state check (see keyFirst).
-const (
-	errXGroupNoKey = ErrorReply("ERR The XGROUP subcommand requires the key to exist. " +
-		"Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
-	errValueEntriesRead = ErrorReply("ERR value for ENTRIESREAD must be positive or -1")
-)
+// errXGroupNoKey is xgroupCommand's answer on a missing key. The engine
+// answers it for a well-formed operation; planners use it when an argument
+// error must wait for the state check (see keyFirst).
+const errXGroupNoKey = ErrorReply("ERR The XGROUP subcommand requires the key to exist. " +
+	"Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
 
 // errXGroupNoGroup is xgroupCommand's NOGROUP text.
 func errXGroupNoGroup(key, group []byte) ErrorReply {
 	return ErrorReply("NOGROUP No such consumer group '" + string(group) + "' for key name '" + string(key) + "'")
 }
 
-// xgroupOptions is the option loop xgroupCommand runs from args[5] before it
-// looks the key up: MKSTREAM (CREATE only) and ENTRIESREAD n (CREATE and
-// SETID), repeatable; anything else is the subcommand syntax error.
-func xgroupOptions(args [][]byte, create bool) (mkStream bool, entriesRead int64, r Reply) {
-	entriesRead = -1
-	for i := 5; i < len(args); {
-		switch {
-		case create && isOpt(args[i], "MKSTREAM"):
-			mkStream = true
-			i++
-		case isOpt(args[i], "ENTRIESREAD") && i+1 < len(args):
-			n, r := intArg(args[i+1])
-			if r != nil {
-				return false, 0, r
-			}
-			// -1 is SCG_INVALID_ENTRIES_READ: "unknown", accepted.
-			if n < 0 && n != -1 {
-				return false, 0, errValueEntriesRead
-			}
-			entriesRead = n
-			i += 2
-		default:
-			return false, 0, subcommandSyntaxError("XGROUP", args[1])
-		}
-	}
-	return mkStream, entriesRead, nil
-}
-
 // cmdXGROUPCREATE plans XGROUP CREATE key group id|$ [MKSTREAM]
-// [ENTRIESREAD n]. Redis's order: options, then (without MKSTREAM) the
-// key must exist, then at most 8 arguments, then the ID ("$" or strict).
+// [ENTRIESREAD n] (arguments: xargs.XGroupCreate); an ID or arity error
+// waits for the key check unless MKSTREAM was given.
 func cmdXGROUPCREATE(c *Client, args [][]byte) (*Plan, Reply) {
-	mk, entriesRead, r := xgroupOptions(args, true)
-	if r != nil {
-		return nil, r
-	}
-	op := wire.XGroupCreate{
-		Base: keyBase(c, args[2]), Group: string(args[3]),
-		MkStream: mk, EntriesRead: entriesRead,
-	}
-	var argErr Reply
+	op, early, late := xargs.XGroupCreate(args)
 	switch {
-	case len(args) > 8:
-		argErr = subcommandSyntaxError("XGROUP", args[1])
-	case string(args[4]) == "$":
-		op.Dollar = true
-	default:
-		op.ID, argErr = strictIDArg(args[4])
+	case early != nil:
+		return nil, early
+	case late != nil:
+		return keyFirst(c, args[2], errXGroupNoKey, late)
 	}
-	if argErr == nil {
-		return &Plan{Op: op, Format: formatOK}, nil
-	}
-	if mk {
-		return nil, argErr
-	}
-	return keyFirst(c, args[2], errXGroupNoKey, argErr)
+	op.DB = c.DB()
+	return &Plan{Op: op, Format: formatOK}, nil
 }
 
-// cmdXGROUPSETID plans XGROUP SETID key group id|$ [ENTRIESREAD n]. The ID
-// is parsed as a range ID ("-" and "+" allowed, "(" not), after Redis has
-// checked the key and the group.
+// cmdXGROUPSETID plans XGROUP SETID key group id|$ [ENTRIESREAD n]
+// (arguments: xargs.XGroupSetID); an ID or arity error waits for Redis's
+// key and group checks.
 func cmdXGROUPSETID(c *Client, args [][]byte) (*Plan, Reply) {
-	_, entriesRead, r := xgroupOptions(args, false)
-	if r != nil {
-		return nil, r
-	}
-	op := wire.XGroupSetID{Base: keyBase(c, args[2]), Group: string(args[3]), EntriesRead: entriesRead}
-	var argErr Reply
+	op, early, late := xargs.XGroupSetID(args)
 	switch {
-	case len(args) != 5 && len(args) != 7:
-		argErr = subcommandSyntaxError("XGROUP", args[1])
-	case string(args[4]) == "$":
-		op.Dollar = true
-	default:
-		id, err := streams.ParseID(args[4], 0)
-		if err != nil {
-			argErr = errInvalidID
-		}
-		op.ID = id
+	case early != nil:
+		return nil, early
+	case late != nil:
+		return groupFirst(c, args[2], args[3], errXGroupNoKey, errXGroupNoGroup(args[2], args[3]), late)
 	}
-	if argErr != nil {
-		return groupFirst(c, args[2], args[3], errXGroupNoKey, errXGroupNoGroup(args[2], args[3]), argErr)
-	}
+	op.DB = c.DB()
 	return &Plan{Op: op, Format: formatOK}, nil
 }
 

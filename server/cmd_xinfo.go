@@ -3,6 +3,7 @@ package server
 import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/xargs"
 )
 
 // xinfoHelp is XINFO HELP's text (Redis 7.0 xinfoCommand) between the
@@ -16,40 +17,15 @@ var xinfoHelp = []string{
 	"    Show information about the stream.",
 }
 
-// cmdXINFOSTREAM plans XINFO STREAM key [FULL [COUNT n]]. Redis looks the
-// key up ("ERR no such key") before it parses FULL/COUNT; a negative COUNT
-// is the default 10 and COUNT 0 means every entry.
+// cmdXINFOSTREAM plans XINFO STREAM key [FULL [COUNT n]] (arguments:
+// xargs.XInfoStream). Redis looks the key up ("ERR no such key") before it
+// parses FULL/COUNT.
 func cmdXINFOSTREAM(c *Client, args [][]byte) (*Plan, Reply) {
-	op := wire.XInfoStream{Base: keyBase(c, args[2]), Count: 10}
-	var argErr Reply
-	switch opts := args[3:]; len(opts) {
-	case 0:
-	case 1, 3:
-		if !isOpt(opts[0], "FULL") {
-			argErr = subcommandSyntaxError("XINFO", args[1])
-			break
-		}
-		op.Full = true
-		if len(opts) == 3 {
-			if !isOpt(opts[1], "COUNT") {
-				argErr = subcommandSyntaxError("XINFO", args[1])
-				break
-			}
-			n, r := intArg(opts[2])
-			if r != nil {
-				argErr = r
-				break
-			}
-			if n >= 0 {
-				op.Count = n
-			}
-		}
-	default:
-		argErr = subcommandSyntaxError("XINFO", args[1])
+	op, r := xargs.XInfoStream(args)
+	if r != nil {
+		return keyFirst(c, args[2], errNoSuchKey, r)
 	}
-	if argErr != nil {
-		return keyFirst(c, args[2], errNoSuchKey, argErr)
-	}
+	op.DB = c.DB()
 	full := op.Full
 	return &Plan{Op: op, Format: func(res any, err error) Reply {
 		if err != nil {

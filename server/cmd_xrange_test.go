@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"streamd/replication/wire"
+	"streamd/server/xargs"
 	"streamd/streams"
 )
 
@@ -126,7 +127,7 @@ func TestStreamCmdXLENAndXDEL(t *testing.T) {
 		if r := p.Format("none", nil); r != Int(0) {
 			t.Errorf("%q missing key: %#v", line, r)
 		}
-		if r := p.Format("stream", nil); r != errInvalidID {
+		if r := p.Format("stream", nil); r != xargs.ErrInvalidID {
 			t.Errorf("%q stream: %#v", line, r)
 		}
 	}

@@ -1,108 +1,13 @@
 package server
 
 import (
-	"math"
 	"time"
 
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/xargs"
 	"streamd/streams"
 )
-
-// Errors of xreadCommand (Redis 7.0 texts; 7.0 names XREAD in the
-// unbalanced-list error for both commands).
-const (
-	errXReadUnbalanced = ErrorReply("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.")
-	errXReadGroupOpt   = ErrorReply("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.")
-	errXReadNoAck      = ErrorReply("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.")
-	errXReadMissGroup  = ErrorReply("ERR Missing GROUP option for XREADGROUP")
-	errXReadGroupDolar = ErrorReply("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read " +
-		"the history of this consumer by specifying a proper ID, or use the > ID to get new messages. " +
-		"The $ ID would just return an empty result set.")
-	errXReadGT = ErrorReply("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
-)
-
-// xreadArgs is the parsed form of XREAD/XREADGROUP.
-type xreadArgs struct {
-	block           bool
-	timeout         time.Duration
-	count           int64
-	group, consumer []byte
-	noack           bool
-	keys, ids       [][]byte
-}
-
-// parseXRead mirrors the option loop of Redis's xreadCommand: options in any
-// order until STREAMS (each needing its argument, else "syntax error"), the
-// last COUNT/BLOCK wins, a negative COUNT means no limit.
-func parseXRead(args [][]byte, group bool) (*xreadArgs, Reply) {
-	a := &xreadArgs{}
-	streamsAt := 0
-	for i := 1; i < len(args); i++ {
-		more := len(args) - i - 1
-		switch o := args[i]; {
-		case isOpt(o, "BLOCK") && more > 0:
-			i++
-			ms, ok := parseInt64(args[i])
-			if !ok {
-				return nil, errTimeoutNotInt
-			}
-			if ms < 0 {
-				return nil, errTimeoutNegative
-			}
-			if ms > math.MaxInt64-time.Now().UnixMilli() {
-				return nil, errTimeoutRange
-			}
-			a.block = true
-			a.timeout = durationMs(ms)
-		case isOpt(o, "COUNT") && more > 0:
-			i++
-			n, r := intArg(args[i])
-			if r != nil {
-				return nil, r
-			}
-			a.count = max(n, 0)
-		case isOpt(o, "STREAMS") && more > 0:
-			streamsAt = i + 1
-			n := len(args) - streamsAt
-			if n%2 != 0 {
-				return nil, errXReadUnbalanced
-			}
-			a.keys = args[streamsAt : streamsAt+n/2]
-			a.ids = args[streamsAt+n/2:]
-			i = len(args)
-		case isOpt(o, "GROUP") && more >= 2:
-			if !group {
-				return nil, errXReadGroupOpt
-			}
-			a.group, a.consumer = args[i+1], args[i+2]
-			i += 2
-		case isOpt(o, "NOACK"):
-			if !group {
-				return nil, errXReadNoAck
-			}
-			a.noack = true
-		default:
-			return nil, errSyntax
-		}
-	}
-	if streamsAt == 0 {
-		return nil, errSyntax
-	}
-	if group && a.group == nil {
-		return nil, errXReadMissGroup
-	}
-	return a, nil
-}
-
-// durationMs converts BLOCK's milliseconds; one too large for a Duration
-// (about 292 years) waits forever, as it would in practice.
-func durationMs(ms int64) time.Duration {
-	if ms > math.MaxInt64/int64(time.Millisecond) {
-		return 0
-	}
-	return time.Duration(ms) * time.Millisecond
-}
 
 // cmdXREAD plans XREAD [COUNT n] [BLOCK ms] STREAMS key… id…. "$" reads
 // after the stream's last ID at the time of the command: nothing now, so the
@@ -110,34 +15,17 @@ func durationMs(ms int64) time.Duration {
 // it (wire.LastIDs) once subscribed, keeping it across wake-ups. "+" reads
 // the last entry (Redis 7.4).
 func cmdXREAD(c *Client, args [][]byte) (*Plan, Reply) {
-	a, r := parseXRead(args, false)
+	a, r := xargs.ParseRead(args, false, time.Now().UnixMilli())
 	if r != nil {
 		return nil, r
 	}
-	q := wire.XRead{DB: c.DB(), Count: a.count, Streams: make([]wire.ReadStream, len(a.keys))}
-	var dollar []int
-	for i, k := range a.keys {
-		rs := wire.ReadStream{Key: string(k)}
-		switch id := a.ids[i]; string(id) {
-		case "$":
-			rs.ID = streams.MaxID
-			dollar = append(dollar, i)
-		case "+":
-			rs.Last = true
-		case ">":
-			return nil, errXReadGT
-		default:
-			parsed, r := strictIDArg(id)
-			if r != nil {
-				return nil, r
-			}
-			rs.ID = parsed
-		}
-		q.Streams[i] = rs
+	rs, dollar, r := a.ReadStreams()
+	if r != nil {
+		return nil, r
 	}
-	p := &Plan{Op: q, Format: xreadFormat(c)}
-	if a.block {
-		p.Block = &Blocking{Timeout: a.timeout}
+	p := &Plan{Op: wire.XRead{DB: c.DB(), Count: a.Count, Streams: rs}, Format: xreadFormat(c)}
+	if a.Block {
+		p.Block = &Blocking{Timeout: a.Timeout}
 		if len(dollar) > 0 {
 			p.Block.Prepare = func(s *Server, p *Plan) Reply {
 				return resolveDollar(s, p, dollar)
@@ -174,31 +62,18 @@ func resolveDollar(s *Server, p *Plan, dollar []int) Reply {
 // STREAMS key… id…. ">" reads entries never delivered to the group; any
 // other ID reads the consumer's pending history (never blocks).
 func cmdXREADGROUP(c *Client, args [][]byte) (*Plan, Reply) {
-	a, r := parseXRead(args, true)
+	a, r := xargs.ParseRead(args, true, time.Now().UnixMilli())
 	if r != nil {
 		return nil, r
 	}
-	cmd := wire.XReadGroup{DB: c.DB(), Group: string(a.group), Consumer: string(a.consumer),
-		Count: a.count, NoAck: a.noack, Streams: make([]wire.ReadStream, len(a.keys))}
-	for i, k := range a.keys {
-		rs := wire.ReadStream{Key: string(k)}
-		switch id := a.ids[i]; string(id) {
-		case ">":
-			rs.New = true
-		case "$":
-			return nil, groupCheckedError(c, a, i, errXReadGroupDolar)
-		default:
-			parsed, r := strictIDArg(id)
-			if r != nil {
-				return nil, groupCheckedError(c, a, i, r)
-			}
-			rs.ID = parsed
-		}
-		cmd.Streams[i] = rs
+	rs, at, r := a.GroupStreams()
+	if r != nil {
+		return nil, groupCheckedError(c, a, at, r)
 	}
-	p := &Plan{Op: cmd, Format: xreadFormat(c)}
-	if a.block {
-		p.Block = &Blocking{Timeout: a.timeout, Group: true}
+	p := &Plan{Op: wire.XReadGroup{DB: c.DB(), Group: string(a.Group), Consumer: string(a.Consumer),
+		Count: a.Count, NoAck: a.NoAck, Streams: rs}, Format: xreadFormat(c)}
+	if a.Block {
+		p.Block = &Blocking{Timeout: a.Timeout, Group: true}
 	}
 	return p, nil
 }
@@ -207,13 +82,13 @@ func cmdXREADGROUP(c *Client, args [][]byte) (*Plan, Reply) {
 // Redis orders its checks: it looks each key and group up before parsing the
 // key's ID, so a missing key or group among streams 0..i answers NOGROUP
 // first.
-func groupCheckedError(c *Client, a *xreadArgs, i int, idErr Reply) Reply {
-	for _, k := range a.keys[:i+1] {
+func groupCheckedError(c *Client, a *xargs.Read, i int, idErr Reply) Reply {
+	for _, k := range a.Keys[:i+1] {
 		res, err := c.srv.keyShard(string(k)).Query(wire.XInfoGroups{Base: wire.Base{DB: c.DB(), Key: string(k)}})
 		found := false
 		if err == nil {
 			for _, g := range res.([]state.GroupInfo) {
-				if g.Name == string(a.group) {
+				if g.Name == string(a.Group) {
 					found = true
 					break
 				}
@@ -221,7 +96,7 @@ func groupCheckedError(c *Client, a *xreadArgs, i int, idErr Reply) Reply {
 		}
 		if !found {
 			return ErrorReply("NOGROUP No such key '" + string(k) + "' or consumer group '" +
-				string(a.group) + "' in XREADGROUP with GROUP option")
+				string(a.Group) + "' in XREADGROUP with GROUP option")
 		}
 	}
 	return idErr

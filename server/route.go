@@ -47,7 +47,7 @@ func commandKeys(cmd *Command, args [][]byte) [][]byte {
 	return keys
 }
 
-// xreadKeys finds the keys of XREAD/XREADGROUP as parseXRead reads the
+// xreadKeys finds the keys of XREAD/XREADGROUP as xargs.ParseRead reads the
 // options: BLOCK n, COUNT n, GROUP g c, NOACK, then STREAMS key… id….
 func xreadKeys(args [][]byte) [][]byte {
 	for i := 1; i < len(args); i++ {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"streamd/server/tracking"
+	"streamd/server/xargs"
 )
 
 // Client-side caching (CLIENT TRACKING), after Redis's tracking.c. The
@@ -33,7 +34,7 @@ func (s *Server) clientTracking(c *Client, args [][]byte) Reply {
 			if redirect != 0 {
 				return ErrorReply("ERR A client can only redirect to a single other client")
 			}
-			id, r := intArg(args[i])
+			id, r := xargs.Int(args[i])
 			if r != nil {
 				return r
 			}
