@@ -1,8 +1,6 @@
 package server
 
 import (
-	"math"
-	"strings"
 	"time"
 
 	"streamd/replication/state"
@@ -130,70 +128,14 @@ func cmdKEYS(c *Client, args [][]byte) (*Plan, Reply) {
 	}}, nil
 }
 
-// errInvalidCursor is parseScanCursorOrReply's error.
-const errInvalidCursor = ErrorReply("ERR invalid cursor")
-
-// parseScanCursor mirrors Redis 7.0's parseScanCursorOrReply, which uses
-// strtoul: an optional sign ("-1" wraps to 2^64-1, as strtoul negates),
-// decimal digits, no leading space, no overflow.
-func parseScanCursor(b []byte) (uint64, bool) {
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	var v uint64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, false
-		}
-		d := uint64(ch - '0')
-		if v > (math.MaxUint64-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
-}
-
-// cmdSCAN is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: the cursor
-// is parsed first, then the options (COUNT < 1 is a syntax error, as in
-// scanGenericCommand); the reply is [cursor as a bulk string, [keys]].
+// cmdSCAN is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]
+// (arguments: xargs.Scan); the reply is [cursor as a bulk string, [keys]].
 func cmdSCAN(c *Client, args [][]byte) (*Plan, Reply) {
-	cursor, ok := parseScanCursor(args[1])
-	if !ok {
-		return nil, errInvalidCursor
+	q, r := xargs.Scan(args)
+	if r != nil {
+		return nil, r
 	}
-	q := wire.Scan{DB: c.DB(), Cursor: cursor, Count: 10}
-	for i := 2; i < len(args); i++ {
-		more := len(args) - 1 - i
-		switch o := args[i]; {
-		case isOpt(o, "COUNT") && more > 0:
-			i++
-			n, r := xargs.Int(args[i])
-			if r != nil {
-				return nil, r
-			}
-			if n < 1 {
-				return nil, errSyntax
-			}
-			q.Count = n
-		case isOpt(o, "MATCH") && more > 0:
-			i++
-			q.Match = string(args[i])
-			if q.Match == "*" { // Redis skips matching for "*"
-				q.Match = ""
-			}
-		case isOpt(o, "TYPE") && more > 0:
-			i++
-			q.Type = string(args[i])
-		default:
-			return nil, errSyntax
-		}
-	}
+	q.DB = c.DB()
 	return &Plan{Op: q, Format: func(res any, err error) Reply {
 		if err != nil {
 			return errorFormat(err)
@@ -232,18 +174,9 @@ func cmdDBSIZE(c *Client, args [][]byte) (*Plan, Reply) {
 	return &Plan{Op: wire.DBSize{DB: c.DB()}, Format: intFormat}, nil
 }
 
-// flushArgs checks FLUSHDB/FLUSHALL's optional ASYNC|SYNC (both are
-// synchronous here: the engine drops the maps at once).
-func flushArgs(args [][]byte) Reply {
-	if len(args) == 1 || (len(args) == 2 && (isOpt(args[1], "ASYNC") || isOpt(args[1], "SYNC"))) {
-		return nil
-	}
-	return errSyntax
-}
-
 // cmdFLUSHDB is FLUSHDB [ASYNC|SYNC].
 func cmdFLUSHDB(c *Client, args [][]byte) (*Plan, Reply) {
-	if r := flushArgs(args); r != nil {
+	if r := xargs.Flush(args); r != nil {
 		return nil, r
 	}
 	return &Plan{Op: wire.FlushDB{DB: c.DB()}, Format: okFormat}, nil
@@ -251,7 +184,7 @@ func cmdFLUSHDB(c *Client, args [][]byte) (*Plan, Reply) {
 
 // cmdFLUSHALL is FLUSHALL [ASYNC|SYNC].
 func cmdFLUSHALL(c *Client, args [][]byte) (*Plan, Reply) {
-	if r := flushArgs(args); r != nil {
+	if r := xargs.Flush(args); r != nil {
 		return nil, r
 	}
 	return &Plan{Op: wire.FlushAll{}, Format: okFormat}, nil
@@ -264,59 +197,16 @@ func cmdPEXPIREAT(c *Client, args [][]byte) (*Plan, Reply) {
 	return expireGeneric(c, args, false, false)
 }
 
-// expireGeneric mirrors Redis 7's expireGenericCommand: options first
-// (parseExtendedExpireArgumentsOrReply), then the time, whose conversion to
-// an absolute unix time in ms must not overflow ("invalid expire time in
-// '<cmd>' command"). The engine applies the condition and the deadline with
-// the entry's time; the options are passed as combined flags (XX LT on a
-// key without a deadline answers 0, as in Redis).
+// expireGeneric plans the EXPIRE family (arguments: xargs.Expire). The
+// engine applies the condition and the deadline with the entry's time (XX
+// LT on a key without a deadline answers 0, as in Redis).
 func expireGeneric(c *Client, args [][]byte, relative, seconds bool) (*Plan, Reply) {
-	var nx, xx, gt, lt bool
-	for _, o := range args[3:] {
-		switch {
-		case isOpt(o, "NX"):
-			nx = true
-		case isOpt(o, "XX"):
-			xx = true
-		case isOpt(o, "GT"):
-			gt = true
-		case isOpt(o, "LT"):
-			lt = true
-		default:
-			return nil, ErrorReply("ERR Unsupported option " + cString(o, 1<<20))
-		}
-	}
-	if nx && (xx || gt || lt) {
-		return nil, ErrorReply("ERR NX and XX, GT or LT options at the same time are not compatible")
-	}
-	if gt && lt {
-		return nil, ErrorReply("ERR GT and LT options at the same time are not compatible")
-	}
-	when, r := xargs.Int(args[2])
+	op, r := xargs.Expire(args, relative, seconds, time.Now().UnixMilli())
 	if r != nil {
 		return nil, r
 	}
-	invalid := ErrorReply("ERR invalid expire time in '" + strings.ToLower(string(args[0])) + "' command")
-	if seconds {
-		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
-			return nil, invalid
-		}
-		when *= 1000
-	}
-	if relative && when > math.MaxInt64-time.Now().UnixMilli() {
-		return nil, invalid
-	}
-	cond := wire.ExpireAlways
-	for _, f := range []struct {
-		on   bool
-		flag wire.ExpireCond
-	}{{nx, wire.ExpireNX}, {xx, wire.ExpireXX}, {gt, wire.ExpireGT}, {lt, wire.ExpireLT}} {
-		if f.on {
-			cond |= f.flag
-		}
-	}
-	return &Plan{Op: wire.Expire{Base: keyBase(c, args[1]), Ms: when, Relative: relative, Cond: cond},
-		Format: intFormat}, nil
+	op.DB = c.DB()
+	return &Plan{Op: op, Format: intFormat}, nil
 }
 
 // cmdTTL is TTL key: seconds left, -1 without a deadline, -2 no key.

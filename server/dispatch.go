@@ -1,11 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"strings"
 	"time"
 
 	"streamd/replication/wire"
+	"streamd/server/xargs"
 )
 
 // dispatchIn runs one request: lookup → arity → auth → MULTI → handler →
@@ -265,15 +265,7 @@ func unknownCommandError(args [][]byte) ErrorReply {
 }
 
 // cString is a C "%.*s" of b: cut at the first NUL and at n bytes.
-func cString(b []byte, n int) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	if len(b) > n {
-		b = b[:n]
-	}
-	return string(b)
-}
+func cString(b []byte, n int) string { return xargs.CString(b, n) }
 
 // hasFlag reports whether cmd has the COMMAND INFO flag f.
 func hasFlag(cmd *Command, f string) bool {

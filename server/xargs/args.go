@@ -1,6 +1,7 @@
 // Package xargs parses the stream commands' arguments: integers, stream IDs
 // and range bounds, and each command's options, into the typed operations of
-// replication/wire. Everything here is a function of the argument bytes
+// replication/wire (and, sharing the integer parser, SCAN's, FLUSHDB's and
+// the EXPIRE family's). Everything here is a function of the argument bytes
 // alone (no client, no keyspace): a parser returns the operation with the
 // key set and the database left 0 (the server's planner fills it in) and,
 // on a bad argument, the error reply Redis sends, with its exact text.
