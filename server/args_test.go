@@ -123,3 +123,22 @@ func TestStreamCmdTable(t *testing.T) {
 		t.Errorf("xinfo|help row: %+v", help)
 	}
 }
+
+// TestStreamCmdArgErrorsPassThrough checks that the planners answer
+// xargs' errors as they are (the tables live in package xargs).
+func TestStreamCmdArgErrorsPassThrough(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{"XADD s * f v f", "ERR wrong number of arguments for 'xadd' command"},
+		{"XTRIM s LIMIT 0", "ERR syntax error, XTRIM must be called with a trimming strategy"},
+		{"XRANGE s - (0-0", "ERR invalid end ID for the interval"},
+		{"XREVRANGE s (0-0 bad", "ERR Invalid stream ID specified as stream command argument"},
+		{"XSETID s 5-5 ENTRIESADDED -1", "ERR entries_added must be positive"},
+		{"XGROUP CREATE s g $ ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"},
+		{"XGROUP SETID s g 1 FOO 1", "ERR unknown subcommand or wrong number of arguments for 'SETID'. Try XGROUP HELP."},
+		{"XAUTOCLAIM s g c 0 0 COUNT 0", "ERR COUNT must be > 0"},
+		{"XPENDING s g - (0-0 1", "ERR invalid end ID for the interval"},
+	}
+	for _, tt := range tests {
+		wantErr(t, tt.line, tt.want)
+	}
+}

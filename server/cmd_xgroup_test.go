@@ -61,27 +61,6 @@ func TestStreamCmdXGROUPPlans(t *testing.T) {
 	}
 }
 
-func TestStreamCmdXGROUPErrors(t *testing.T) {
-	tests := []struct{ line, want string }{
-		{"XGROUP CREATE s g $ FOO", createSyntax},
-		{"XGROUP create s g $ ENTRIESREAD", "ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP."},
-		{"XGROUP CREATE s g $ ENTRIESREAD x", "ERR value is not an integer or out of range"},
-		{"XGROUP CREATE s g $ ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"},
-		{"XGROUP CREATE s g bad MKSTREAM", "ERR Invalid stream ID specified as stream command argument"},
-		{"XGROUP CREATE s g $ MKSTREAM ENTRIESREAD 1 ENTRIESREAD 2", createSyntax},
-		{"XGROUP SETID s g 1 MKSTREAM", setidSyntax},
-		{"XGROUP SETID s g 1 ENTRIESREAD", setidSyntax},
-		{"XGROUP SETID s g 1 FOO 1", setidSyntax},
-		{"XGROUP SETID s g 1 ENTRIESREAD 1 x", setidSyntax},
-		{"XGROUP SETID s g 1 ENTRIESREAD x", "ERR value is not an integer or out of range"},
-		{"XGROUP SETID s g bad ENTRIESREAD x", "ERR value is not an integer or out of range"},
-		{"XGROUP SETID s g 1 ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"},
-	}
-	for _, tt := range tests {
-		wantErr(t, tt.line, tt.want)
-	}
-}
-
 // Argument errors Redis reports only after its key (and group) checks.
 func TestStreamCmdXGROUPStateFirst(t *testing.T) {
 	groups := []state.GroupInfo{{Name: "g"}}
