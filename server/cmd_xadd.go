@@ -2,6 +2,7 @@ package server
 
 import (
 	"streamd/replication/wire"
+	"streamd/server/xreply"
 	"streamd/streams"
 )
 
@@ -149,20 +150,7 @@ func cmdXADD(c *Client, args [][]byte) (*Plan, Reply) {
 		ID:         a.id,
 		Fields:     args[a.next+1:],
 	}
-	return &Plan{Op: op, Format: formatXADD}, nil
-}
-
-// formatXADD replies the new ID as a bulk string, or a null when NOMKSTREAM
-// met a missing key.
-func formatXADD(res any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	id, ok := res.(streams.ID)
-	if !ok {
-		return Null{}
-	}
-	return idReply(id)
+	return &Plan{Op: op, Format: xreply.Added}, nil
 }
 
 // cmdXTRIM plans XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count].
@@ -173,5 +161,5 @@ func cmdXTRIM(c *Client, args [][]byte) (*Plan, Reply) {
 	if r != nil {
 		return nil, r
 	}
-	return &Plan{Op: wire.XTrim{Base: keyBase(c, args[1]), Trim: a.trim}, Format: formatInt}, nil
+	return &Plan{Op: wire.XTrim{Base: keyBase(c, args[1]), Trim: a.trim}, Format: xreply.Int}, nil
 }

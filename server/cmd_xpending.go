@@ -2,10 +2,9 @@ package server
 
 import (
 	"math"
-	"strconv"
 
-	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/xreply"
 )
 
 // cmdXPENDING plans XPENDING key group (the summary) or XPENDING key group
@@ -17,7 +16,7 @@ func cmdXPENDING(c *Client, args [][]byte) (*Plan, Reply) {
 	op := wire.XPending{Base: keyBase(c, args[1]), Group: string(args[2]), IdleMs: -1}
 	if len(args) == 3 {
 		op.Summary = true
-		return &Plan{Op: op, Format: formatPendingSummary}, nil
+		return &Plan{Op: op, Format: xreply.PendingSummary}, nil
 	}
 	if len(args) < 6 || len(args) > 9 {
 		return nil, errSyntax
@@ -51,7 +50,7 @@ func cmdXPENDING(c *Client, args [][]byte) (*Plan, Reply) {
 			return emptyConsumerPending(op)
 		}
 	}
-	return &Plan{Op: op, Format: formatPendingEntries}, nil
+	return &Plan{Op: op, Format: xreply.PendingEntries}, nil
 }
 
 // emptyConsumerPending plans the extended form for the consumer named ""
@@ -61,55 +60,5 @@ func cmdXPENDING(c *Client, args [][]byte) (*Plan, Reply) {
 func emptyConsumerPending(op wire.XPending) (*Plan, Reply) {
 	limit := op.Count
 	op.Count = math.MaxInt64
-	return &Plan{Op: op, Format: func(res any, err error) Reply {
-		if err != nil {
-			return errorFormat(err)
-		}
-		all, _ := res.([]state.PendingEntry)
-		own := []state.PendingEntry{}
-		for _, p := range all {
-			if int64(len(own)) == limit {
-				break
-			}
-			if p.Consumer == "" {
-				own = append(own, p)
-			}
-		}
-		return formatPendingEntries(own, nil)
-	}}, nil
-}
-
-// formatPendingSummary is the summary form: [count, min-id, max-id,
-// [[consumer, count]...]] with each consumer's count a bulk string (Redis's
-// addReplyBulkLongLong), and null, null, null-array when nothing is pending.
-func formatPendingSummary(res any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	ps, _ := res.(state.PendingSummary)
-	if ps.Count == 0 {
-		return Array{Int(0), Null{}, Null{}, NullArray{}}
-	}
-	consumers := Array{}
-	for _, cp := range ps.Consumers {
-		if cp.Count == 0 {
-			continue // Redis lists only consumers with pending entries
-		}
-		consumers = append(consumers, Array{Bulk(cp.Name), Bulk(strconv.AppendInt(nil, cp.Count, 10))})
-	}
-	return Array{Int(ps.Count), idReply(ps.Min), idReply(ps.Max), consumers}
-}
-
-// formatPendingEntries is the extended form: [[id, consumer, idle-ms,
-// delivery-count]...].
-func formatPendingEntries(res any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	pes, _ := res.([]state.PendingEntry)
-	out := make(Array, len(pes))
-	for i, p := range pes {
-		out[i] = Array{idReply(p.ID), Bulk(p.Consumer), Int(p.IdleMs), Int(p.Deliveries)}
-	}
-	return out
+	return &Plan{Op: op, Format: xreply.PendingOf(limit)}, nil
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"streamd/replication/wire"
+	"streamd/server/xreply"
 	"streamd/streams"
 )
 
@@ -50,21 +51,12 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) (*Plan, Reply) {
 		return keyFirst(c, args[1], Array{}, NullArray{})
 	}
 	op := wire.XRange{Base: keyBase(c, args[1]), Start: start, End: end, Count: count, Rev: rev}
-	return &Plan{Op: op, Format: formatEntries}, nil
-}
-
-// formatEntries replies a []streams.Entry result as an array of entries.
-func formatEntries(res any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	es, _ := res.([]streams.Entry)
-	return entriesReply(es)
+	return &Plan{Op: op, Format: xreply.EntriesResult}, nil
 }
 
 // cmdXLEN plans XLEN key.
 func cmdXLEN(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.XLen{Base: keyBase(c, args[1])}, Format: formatInt}, nil
+	return &Plan{Op: wire.XLen{Base: keyBase(c, args[1])}, Format: xreply.Int}, nil
 }
 
 // cmdXDEL plans XDEL key id [id ...]. Redis looks the key up before it
@@ -75,7 +67,7 @@ func cmdXDEL(c *Client, args [][]byte) (*Plan, Reply) {
 	if r != nil {
 		return keyFirst(c, args[1], Int(0), r)
 	}
-	return &Plan{Op: wire.XDel{Base: keyBase(c, args[1]), IDs: ids}, Format: formatInt}, nil
+	return &Plan{Op: wire.XDel{Base: keyBase(c, args[1]), IDs: ids}, Format: xreply.Int}, nil
 }
 
 // strictIDsArg parses every argument as a strict ID, failing on the first
@@ -132,5 +124,5 @@ func cmdXSETID(c *Client, args [][]byte) (*Plan, Reply) {
 			return nil, errSyntax
 		}
 	}
-	return &Plan{Op: op, Format: formatOK}, nil
+	return &Plan{Op: op, Format: xreply.OK}, nil
 }
