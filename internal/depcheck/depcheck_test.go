@@ -3,7 +3,7 @@
 // cmd → server → server/router, server/metrics, server/xreply → replication →
 // replication/state → groups → pel → streams, the leaves (config,
 // replication/wire, replication/logstore, server/resp, server/observe,
-// server/tracking, server/info, server/clients, internal/mux,
+// server/tracking, server/info, server/clients, server/cmdinfo, internal/mux,
 // internal/keywait, internal/glob) import no layer above them, config is
 // imported only by cmd/streamd and server, and
 // the engine packages stay pure (no clock, no
@@ -49,11 +49,12 @@ var leaves = map[string][]string{
 	"config":               {"server/resp"},
 	"replication/wire":     {"streams"},
 	"replication/logstore": nil,
-	"server/resp":          nil,             // the protocol alone
-	"server/observe":       {"server/resp"}, // SLOWLOG's log, MONITOR's lines and fan-out
-	"server/tracking":      {"server/resp"}, // client-side caching's tracking table
-	"server/info":          nil,             // INFO's text from plain data
-	"server/clients":       {"server/resp"}, // CLIENT's info line, LIST/KILL filters, name checks, HELP
+	"server/resp":          nil,                              // the protocol alone
+	"server/observe":       {"server/resp"},                  // SLOWLOG's log, MONITOR's lines and fan-out
+	"server/tracking":      {"server/resp"},                  // client-side caching's tracking table
+	"server/info":          nil,                              // INFO's text from plain data
+	"server/clients":       {"server/resp"},                  // CLIENT's info line, LIST/KILL filters, name checks, HELP
+	"server/cmdinfo":       {"server/resp", "internal/glob"}, // COMMAND INFO/DOCS/LIST from plain descriptions
 	"internal/mux":         nil,
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
