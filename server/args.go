@@ -4,6 +4,7 @@ import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/resp"
+	"streamd/server/xreply"
 )
 
 // What the stream commands' planners share beyond their arguments, which
@@ -27,7 +28,7 @@ func keyFirst(c *Client, key []byte, missing, argErr Reply) (*Plan, Reply) {
 		Op: wire.Type{Base: keyBase(c, key)},
 		Format: func(res any, err error) Reply {
 			if err != nil {
-				return errorFormat(err)
+				return xreply.Error(err)
 			}
 			if t, _ := res.(string); t == "none" {
 				return missing

@@ -1,10 +1,6 @@
 package server
 
-import (
-	"strings"
-
-	"streamd/internal/glob"
-)
+import "streamd/server/cmdinfo"
 
 // commandCommand is COMMAND and its subcommands, all answered from the one
 // command table.
@@ -27,13 +23,41 @@ func (s *Server) commandCommand() *Command {
 	}
 }
 
+// describe is what COMMAND reports of a row and its subcommands.
+func describe(cmd *Command) cmdinfo.Desc {
+	d := cmdinfo.Desc{Name: cmd.Name, Arity: cmd.Arity, Flags: cmd.Flags, ACL: cmd.ACL,
+		FirstKey: cmd.FirstKey, LastKey: cmd.LastKey, Step: cmd.Step,
+		Summary: cmd.Summary, Since: cmd.Since, Group: cmd.Group}
+	for _, sc := range cmd.Subcommands {
+		d.Subcommands = append(d.Subcommands, describe(sc))
+	}
+	return d
+}
+
+// descs describes every top-level command, in name order.
+func (s *Server) descs() []cmdinfo.Desc {
+	ds := make([]cmdinfo.Desc, len(s.cmds.sorted))
+	for i, cmd := range s.cmds.sorted {
+		ds[i] = describe(cmd)
+	}
+	return ds
+}
+
+// lookupDescs describes the named commands; an unknown name is a Desc with
+// no Name.
+func (s *Server) lookupDescs(names [][]byte) []cmdinfo.Desc {
+	ds := make([]cmdinfo.Desc, len(names))
+	for i, a := range names {
+		if cmd := s.cmds.lookupFull(string(a)); cmd != nil {
+			ds[i] = describe(cmd)
+		}
+	}
+	return ds
+}
+
 // cmdCOMMAND with no subcommand is every command's COMMAND INFO entry.
 func (s *Server) cmdCOMMAND(c *Client, args [][]byte) Reply {
-	out := make(Array, 0, len(s.cmds.sorted))
-	for _, cmd := range s.cmds.sorted {
-		out = append(out, commandInfo(cmd))
-	}
-	return out
+	return cmdinfo.Infos(s.descs())
 }
 
 // cmdCOMMANDCOUNT counts top-level commands, as Redis does.
@@ -46,151 +70,30 @@ func (s *Server) cmdCOMMANDINFO(c *Client, args [][]byte) Reply {
 	if len(args) == 2 {
 		return s.cmdCOMMAND(c, args)
 	}
-	out := make(Array, 0, len(args)-2)
-	for _, a := range args[2:] {
-		if cmd := s.cmds.lookupFull(string(a)); cmd != nil {
-			out = append(out, commandInfo(cmd))
-		} else {
-			out = append(out, NullArray{})
-		}
-	}
-	return out
-}
-
-// commandInfo is Redis 7's 10-element COMMAND INFO entry: name, arity,
-// flags, first key, last key, step, ACL categories, tips, key specs,
-// subcommands. streamd keeps no tips or key specs (the legacy key positions
-// are given), so those are empty.
-func commandInfo(cmd *Command) Reply {
-	flags := make(Set, len(cmd.Flags))
-	for i, f := range cmd.Flags {
-		flags[i] = SimpleString(f)
-	}
-	acl := make(Set, len(cmd.ACL))
-	for i, a := range cmd.ACL {
-		acl[i] = SimpleString(a)
-	}
-	subs := make(Array, 0, len(cmd.Subcommands))
-	for _, sc := range cmd.Subcommands {
-		subs = append(subs, commandInfo(sc))
-	}
-	return Array{
-		BulkString(cmd.Name),
-		Int(cmd.Arity),
-		flags,
-		Int(cmd.FirstKey),
-		Int(cmd.LastKey),
-		Int(cmd.Step),
-		acl,
-		Set{},
-		Array{},
-		subs,
-	}
+	return cmdinfo.Infos(s.lookupDescs(args[2:]))
 }
 
 // cmdCOMMANDDOCS is COMMAND DOCS [name ...]: a map of name → docs; unknown
 // names are left out, as Redis does.
 func (s *Server) cmdCOMMANDDOCS(c *Client, args [][]byte) Reply {
-	var out Map
 	if len(args) == 2 {
-		for _, cmd := range s.cmds.sorted {
-			out = append(out, KV{K: BulkString(cmd.Name), V: commandDocs(cmd)})
-		}
-		return out
+		return cmdinfo.Docs(s.descs())
 	}
-	out = Map{}
-	for _, a := range args[2:] {
-		if cmd := s.cmds.lookupFull(string(a)); cmd != nil {
-			out = append(out, KV{K: BulkString(cmd.Name), V: commandDocs(cmd)})
+	var known []cmdinfo.Desc
+	for _, d := range s.lookupDescs(args[2:]) {
+		if d.Name != "" {
+			known = append(known, d)
 		}
 	}
-	return out
-}
-
-// commandDocs is one command's docs map: summary, since, group and, for a
-// container, its subcommands' docs.
-func commandDocs(cmd *Command) Reply {
-	m := Map{
-		{K: BulkString("summary"), V: BulkString(cmd.Summary)},
-		{K: BulkString("since"), V: BulkString(cmd.Since)},
-		{K: BulkString("group"), V: BulkString(cmd.Group)},
-	}
-	if len(cmd.Subcommands) > 0 {
-		subs := make(Map, 0, len(cmd.Subcommands))
-		for _, sc := range cmd.Subcommands {
-			subs = append(subs, KV{K: BulkString(sc.Name), V: commandDocs(sc)})
-		}
-		m = append(m, KV{K: BulkString("subcommands"), V: subs})
-	}
-	return m
+	return cmdinfo.Docs(known)
 }
 
 // cmdCOMMANDLIST is COMMAND LIST [FILTERBY MODULE m | ACLCAT cat | PATTERN p].
-// Like Redis, the plain list has top-level names only, while a filter also
-// looks at subcommands.
 func (s *Server) cmdCOMMANDLIST(c *Client, args [][]byte) Reply {
-	var match func(*Command) bool
-	switch {
-	case len(args) == 2:
-	case len(args) == 5 && strings.EqualFold(string(args[2]), "filterby"):
-		val := string(args[4])
-		switch strings.ToLower(string(args[3])) {
-		case "module":
-			match = func(*Command) bool { return false } // no modules
-		case "aclcat":
-			match = func(cmd *Command) bool {
-				for _, a := range cmd.ACL {
-					if strings.EqualFold(strings.TrimPrefix(a, "@"), val) {
-						return true
-					}
-				}
-				return false
-			}
-		case "pattern":
-			match = func(cmd *Command) bool { return glob.MatchFold(val, cmd.Name) }
-		default:
-			return errSyntax
-		}
-	default:
-		return errSyntax
-	}
-	var out Array
-	for _, cmd := range s.cmds.sorted {
-		if match == nil {
-			out = append(out, BulkString(cmd.Name))
-			continue
-		}
-		if match(cmd) {
-			out = append(out, BulkString(cmd.Name))
-		}
-		for _, sc := range cmd.Subcommands {
-			if match(sc) {
-				out = append(out, BulkString(sc.Name))
-			}
-		}
-	}
-	if out == nil {
-		out = Array{}
-	}
-	return out
+	return cmdinfo.List(s.descs(), args[2:])
 }
 
 // cmdCOMMANDHELP lists the COMMAND subcommands streamd implements.
 func cmdCOMMANDHELP(c *Client, args [][]byte) Reply {
-	return helpReply("COMMAND",
-		"(no subcommand)",
-		"    Return details about all Redis commands.",
-		"COUNT",
-		"    Return the total number of commands in this Redis server.",
-		"LIST",
-		"    Return a list of all commands in this Redis server.",
-		"INFO [<command-name> ...]",
-		"    Return details about multiple Redis commands.",
-		"    If no command names are given, documentation details for all",
-		"    commands are returned.",
-		"DOCS [<command-name> ...]",
-		"    Return documentation details about multiple Redis commands.",
-		"    If no command names are given, documentation details for all",
-		"    commands are returned.",
-	)
+	return helpReply("COMMAND", cmdinfo.HelpLines()...)
 }

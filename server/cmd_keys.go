@@ -6,6 +6,7 @@ import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/xargs"
+	"streamd/server/xreply"
 )
 
 // The generic keyspace commands (DEL, EXISTS, TYPE, KEYS, SCAN, RENAME,
@@ -73,7 +74,7 @@ func names(args [][]byte) []string {
 // intFormat renders an int64 answer.
 func intFormat(res any, err error) Reply {
 	if err != nil {
-		return errorFormat(err)
+		return xreply.Error(err)
 	}
 	n, _ := res.(int64)
 	return Int(n)
@@ -82,7 +83,7 @@ func intFormat(res any, err error) Reply {
 // okFormat renders a nil answer as +OK.
 func okFormat(res any, err error) Reply {
 	if err != nil {
-		return errorFormat(err)
+		return xreply.Error(err)
 	}
 	return OK
 }
@@ -102,7 +103,7 @@ func cmdEXISTS(c *Client, args [][]byte) (*Plan, Reply) {
 func cmdTYPE(c *Client, args [][]byte) (*Plan, Reply) {
 	return &Plan{Op: wire.Type{Base: keyBase(c, args[1])}, Format: func(res any, err error) Reply {
 		if err != nil {
-			return errorFormat(err)
+			return xreply.Error(err)
 		}
 		t, _ := res.(string)
 		return SimpleString(t)
@@ -121,7 +122,7 @@ func stringsReply(keys []string) Array {
 func cmdKEYS(c *Client, args [][]byte) (*Plan, Reply) {
 	return &Plan{Op: wire.KeysMatch{DB: c.DB(), Pattern: string(args[1])}, Format: func(res any, err error) Reply {
 		if err != nil {
-			return errorFormat(err)
+			return xreply.Error(err)
 		}
 		keys, _ := res.([]string)
 		return stringsReply(keys)
@@ -138,7 +139,7 @@ func cmdSCAN(c *Client, args [][]byte) (*Plan, Reply) {
 	q.DB = c.DB()
 	return &Plan{Op: q, Format: func(res any, err error) Reply {
 		if err != nil {
-			return errorFormat(err)
+			return xreply.Error(err)
 		}
 		sr, _ := res.(state.ScanResult)
 		return Array{Bulk(uintString(sr.Cursor)), stringsReply(sr.Keys)}

@@ -6,6 +6,7 @@ import (
 
 	"streamd/internal/keywait"
 	"streamd/replication/wire"
+	"streamd/server/xreply"
 )
 
 // MULTI/EXEC/DISCARD/WATCH/UNWATCH, after Redis's multi.c. Queued keyspace
@@ -351,7 +352,7 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 	if c.notLeader {
 		// The shard moved away after routing: nothing was applied.
 		c.notLeader = false
-		return errorFormat(err)
+		return xreply.Error(err)
 	}
 	outs, _ := res.([]wire.Outcome)
 	j := 0
@@ -362,7 +363,7 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 		var r Reply
 		switch {
 		case err != nil:
-			r = errorFormat(err)
+			r = xreply.Error(err)
 		case j < len(outs):
 			r = p.Format(outs[j].Result, outs[j].Err)
 		default:

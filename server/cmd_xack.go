@@ -1,10 +1,9 @@
 package server
 
 import (
-	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/xargs"
-	"streamd/streams"
+	"streamd/server/xreply"
 )
 
 // errNoKeyOrGroup is the NOGROUP text of XCLAIM, XAUTOCLAIM and XPENDING.
@@ -21,7 +20,7 @@ func cmdXACK(c *Client, args [][]byte) (*Plan, Reply) {
 		return groupFirst(c, args[1], args[2], Int(0), Int(0), r)
 	}
 	op := wire.XAck{Base: keyBase(c, args[1]), Group: string(args[2]), IDs: ids}
-	return &Plan{Op: op, Format: formatInt}, nil
+	return &Plan{Op: op, Format: xreply.Int}, nil
 }
 
 // cmdXCLAIM plans XCLAIM key group consumer min-idle-time id [id ...]
@@ -36,16 +35,7 @@ func cmdXCLAIM(c *Client, args [][]byte) (*Plan, Reply) {
 	}
 	op.DB = c.DB()
 	justID := op.JustID
-	return &Plan{Op: op, Format: func(res any, err error) Reply {
-		if err != nil {
-			return errorFormat(err)
-		}
-		es, _ := res.([]streams.Entry)
-		if justID {
-			return entryIDsReply(es)
-		}
-		return entriesReply(es)
-	}}, nil
+	return &Plan{Op: op, Format: xreply.Claimed(justID)}, nil
 }
 
 // cmdXAUTOCLAIM plans XAUTOCLAIM key group consumer min-idle-time start
@@ -58,15 +48,5 @@ func cmdXAUTOCLAIM(c *Client, args [][]byte) (*Plan, Reply) {
 	}
 	op.DB = c.DB()
 	justID := op.JustID
-	return &Plan{Op: op, Format: func(res any, err error) Reply {
-		if err != nil {
-			return errorFormat(err)
-		}
-		ac, _ := res.(state.AutoClaimResult)
-		claimed := entriesReply(ac.Entries)
-		if justID {
-			claimed = entryIDsReply(ac.Entries)
-		}
-		return Array{idReply(ac.Next), claimed, idsReply(ac.Deleted)}
-	}}, nil
+	return &Plan{Op: op, Format: xreply.AutoClaimed(justID)}, nil
 }

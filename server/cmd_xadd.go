@@ -2,7 +2,7 @@ package server
 
 import (
 	"streamd/server/xargs"
-	"streamd/streams"
+	"streamd/server/xreply"
 )
 
 // cmdXADD plans XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold
@@ -13,20 +13,7 @@ func cmdXADD(c *Client, args [][]byte) (*Plan, Reply) {
 		return nil, r
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: formatXADD}, nil
-}
-
-// formatXADD replies the new ID as a bulk string, or a null when NOMKSTREAM
-// met a missing key.
-func formatXADD(res any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	id, ok := res.(streams.ID)
-	if !ok {
-		return Null{}
-	}
-	return idReply(id)
+	return &Plan{Op: op, Format: xreply.Added}, nil
 }
 
 // cmdXTRIM plans XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count].
@@ -38,5 +25,5 @@ func cmdXTRIM(c *Client, args [][]byte) (*Plan, Reply) {
 		return nil, r
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: formatInt}, nil
+	return &Plan{Op: op, Format: xreply.Int}, nil
 }

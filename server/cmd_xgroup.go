@@ -3,6 +3,7 @@ package server
 import (
 	"streamd/replication/wire"
 	"streamd/server/xargs"
+	"streamd/server/xreply"
 )
 
 // groupCommand is a row for an XGROUP/XINFO subcommand whose key is args[2].
@@ -70,7 +71,7 @@ func cmdXGROUPCREATE(c *Client, args [][]byte) (*Plan, Reply) {
 		return keyFirst(c, args[2], errXGroupNoKey, late)
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: formatOK}, nil
+	return &Plan{Op: op, Format: xreply.OK}, nil
 }
 
 // cmdXGROUPSETID plans XGROUP SETID key group id|$ [ENTRIESREAD n]
@@ -85,25 +86,25 @@ func cmdXGROUPSETID(c *Client, args [][]byte) (*Plan, Reply) {
 		return groupFirst(c, args[2], args[3], errXGroupNoKey, errXGroupNoGroup(args[2], args[3]), late)
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: formatOK}, nil
+	return &Plan{Op: op, Format: xreply.OK}, nil
 }
 
 // cmdXGROUPDESTROY plans XGROUP DESTROY key group: 1 destroyed, 0 absent.
 func cmdXGROUPDESTROY(c *Client, args [][]byte) (*Plan, Reply) {
 	op := wire.XGroupDestroy{Base: keyBase(c, args[2]), Group: string(args[3])}
-	return &Plan{Op: op, Format: formatInt}, nil
+	return &Plan{Op: op, Format: xreply.Int}, nil
 }
 
 // cmdXGROUPCREATECONSUMER plans XGROUP CREATECONSUMER key group consumer:
 // 1 created, 0 already there.
 func cmdXGROUPCREATECONSUMER(c *Client, args [][]byte) (*Plan, Reply) {
 	op := wire.XGroupCreateConsumer{Base: keyBase(c, args[2]), Group: string(args[3]), Consumer: string(args[4])}
-	return &Plan{Op: op, Format: formatInt}, nil
+	return &Plan{Op: op, Format: xreply.Int}, nil
 }
 
 // cmdXGROUPDELCONSUMER plans XGROUP DELCONSUMER key group consumer: the
 // number of pending entries the consumer had.
 func cmdXGROUPDELCONSUMER(c *Client, args [][]byte) (*Plan, Reply) {
 	op := wire.XGroupDelConsumer{Base: keyBase(c, args[2]), Group: string(args[3]), Consumer: string(args[4])}
-	return &Plan{Op: op, Format: formatInt}, nil
+	return &Plan{Op: op, Format: xreply.Int}, nil
 }

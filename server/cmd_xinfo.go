@@ -1,9 +1,9 @@
 package server
 
 import (
-	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/xargs"
+	"streamd/server/xreply"
 )
 
 // xinfoHelp is XINFO HELP's text (Redis 7.0 xinfoCommand) between the
@@ -27,38 +27,16 @@ func cmdXINFOSTREAM(c *Client, args [][]byte) (*Plan, Reply) {
 	}
 	op.DB = c.DB()
 	full := op.Full
-	return &Plan{Op: op, Format: func(res any, err error) Reply {
-		if err != nil {
-			return errorFormat(err)
-		}
-		if full {
-			fi, _ := res.(state.StreamFullInfo)
-			return streamFullInfoReply(fi)
-		}
-		si, _ := res.(state.StreamInfo)
-		return streamInfoReply(si)
-	}}, nil
+	return &Plan{Op: op, Format: xreply.StreamInfoResult(full)}, nil
 }
 
 // cmdXINFOGROUPS plans XINFO GROUPS key.
 func cmdXINFOGROUPS(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.XInfoGroups{Base: keyBase(c, args[2])}, Format: func(res any, err error) Reply {
-		if err != nil {
-			return errorFormat(err)
-		}
-		gs, _ := res.([]state.GroupInfo)
-		return groupsInfoReply(gs)
-	}}, nil
+	return &Plan{Op: wire.XInfoGroups{Base: keyBase(c, args[2])}, Format: xreply.GroupsResult}, nil
 }
 
 // cmdXINFOCONSUMERS plans XINFO CONSUMERS key group.
 func cmdXINFOCONSUMERS(c *Client, args [][]byte) (*Plan, Reply) {
 	op := wire.XInfoConsumers{Base: keyBase(c, args[2]), Group: string(args[3])}
-	return &Plan{Op: op, Format: func(res any, err error) Reply {
-		if err != nil {
-			return errorFormat(err)
-		}
-		cs, _ := res.([]state.ConsumerInfo)
-		return consumersInfoReply(cs)
-	}}, nil
+	return &Plan{Op: op, Format: xreply.ConsumersResult}, nil
 }

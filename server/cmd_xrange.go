@@ -3,7 +3,7 @@ package server
 import (
 	"streamd/replication/wire"
 	"streamd/server/xargs"
-	"streamd/streams"
+	"streamd/server/xreply"
 )
 
 // cmdXRANGE plans XRANGE key start end [COUNT n].
@@ -28,21 +28,12 @@ func xrangeGeneric(c *Client, args [][]byte, rev bool) (*Plan, Reply) {
 		return keyFirst(c, args[1], Array{}, NullArray{})
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: formatEntries}, nil
-}
-
-// formatEntries replies a []streams.Entry result as an array of entries.
-func formatEntries(res any, err error) Reply {
-	if err != nil {
-		return errorFormat(err)
-	}
-	es, _ := res.([]streams.Entry)
-	return entriesReply(es)
+	return &Plan{Op: op, Format: xreply.EntriesResult}, nil
 }
 
 // cmdXLEN plans XLEN key.
 func cmdXLEN(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.XLen{Base: keyBase(c, args[1])}, Format: formatInt}, nil
+	return &Plan{Op: wire.XLen{Base: keyBase(c, args[1])}, Format: xreply.Int}, nil
 }
 
 // cmdXDEL plans XDEL key id [id ...]. Redis looks the key up before it
@@ -53,7 +44,7 @@ func cmdXDEL(c *Client, args [][]byte) (*Plan, Reply) {
 	if r != nil {
 		return keyFirst(c, args[1], Int(0), r)
 	}
-	return &Plan{Op: wire.XDel{Base: keyBase(c, args[1]), IDs: ids}, Format: formatInt}, nil
+	return &Plan{Op: wire.XDel{Base: keyBase(c, args[1]), IDs: ids}, Format: xreply.Int}, nil
 }
 
 // cmdXSETID plans XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id].
@@ -65,5 +56,5 @@ func cmdXSETID(c *Client, args [][]byte) (*Plan, Reply) {
 		return nil, r
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: formatOK}, nil
+	return &Plan{Op: op, Format: xreply.OK}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/xargs"
+	"streamd/server/xreply"
 	"streamd/streams"
 )
 
@@ -44,7 +45,7 @@ func resolveDollar(s *Server, p *Plan, dollar []int) Reply {
 	}
 	res, err := s.keyShard(names[0]).Query(wire.LastIDs{DB: q.DB, Names: names})
 	if err != nil {
-		return errorFormat(err)
+		return xreply.Error(err)
 	}
 	ids, _ := res.([]streams.ID)
 	rs := append([]wire.ReadStream(nil), q.Streams...)
@@ -102,29 +103,8 @@ func groupCheckedError(c *Client, a *xargs.Read, i int, idErr Reply) Reply {
 	return idErr
 }
 
-// xreadFormat renders an XREAD/XREADGROUP answer: per stream [key, entries]
-// (a RESP3 map key → entries, as Redis 7 sends it), or the null array when
-// no stream has anything.
+// xreadFormat renders an XREAD/XREADGROUP answer (xreply.Read) in the
+// client's protocol at the time of the answer.
 func xreadFormat(c *Client) func(any, error) Reply {
-	return func(res any, err error) Reply {
-		if err != nil {
-			return errorFormat(err)
-		}
-		kes, _ := res.([]state.KeyEntries)
-		if len(kes) == 0 {
-			return NullArray{}
-		}
-		if c.Proto() >= 3 {
-			m := make(Map, len(kes))
-			for i, ke := range kes {
-				m[i] = KV{K: Bulk(ke.Key), V: entriesReply(ke.Entries)}
-			}
-			return m
-		}
-		out := make(Array, len(kes))
-		for i, ke := range kes {
-			out[i] = Array{Bulk(ke.Key), entriesReply(ke.Entries)}
-		}
-		return out
-	}
+	return func(res any, err error) Reply { return xreply.Read(res, err, c.Proto()) }
 }

@@ -6,6 +6,7 @@ import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/router"
+	"streamd/server/xreply"
 )
 
 // Keyless commands over a keyspace split into shards: DBSIZE and INFO
@@ -34,7 +35,7 @@ func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
 		for i := range n {
 			res, err := s.applyOn(c, i, op)
 			if err != nil {
-				return errorFormat(err)
+				return xreply.Error(err)
 			}
 			v, _ := res.(int64)
 			total += v
@@ -45,7 +46,7 @@ func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
 		for i := range n {
 			res, err := s.applyOn(c, i, op)
 			if err != nil {
-				return errorFormat(err)
+				return xreply.Error(err)
 			}
 			keys, _ := res.([]string)
 			all = append(all, keys...)

@@ -1,14 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"streamd/server/resp"
-	"streamd/streams"
 )
 
 // chunkReader returns its data in reads of at most n bytes, so a request
@@ -77,30 +75,6 @@ func TestReadBufferedMatchesGeneralPath(t *testing.T) {
 					(err != nil && err.Error() != wantErr.Error()) {
 					t.Fatalf("%.40q authed=%v read %d: got %q, %v; want %q, %v", in, authed, n, got, err, want, wantErr)
 				}
-			}
-		}
-	}
-}
-
-// TestStreamReplyTypes: IDBulk and EntryReply render exactly what the
-// Bulk and Array values they replace would, in both protocols.
-func TestStreamReplyTypes(t *testing.T) {
-	id := streams.ID{Ms: 18446744073709551615, Seq: 7}
-	cases := []struct {
-		fast, slow Reply
-	}{
-		{IDBulk(id), Bulk(id.String())},
-		{IDBulk(streams.ID{}), Bulk("0-0")},
-		{EntryReply{ID: id, Fields: [][]byte{[]byte("f"), {}, []byte("v\r\n")}},
-			Array{Bulk(id.String()), Array{Bulk("f"), Bulk(""), Bulk("v\r\n")}}},
-		{EntryReply{ID: id, Fields: [][]byte{}}, Array{Bulk(id.String()), Array{}}},
-		{EntryReply{ID: id}, Array{Bulk(id.String()), NullArray{}}},
-	}
-	for _, c := range cases {
-		for _, proto := range []int{2, 3} {
-			got, want := resp.AppendReply(nil, c.fast, proto), resp.AppendReply(nil, c.slow, proto)
-			if !bytes.Equal(got, want) {
-				t.Errorf("RESP%d %#v: got %q want %q", proto, c.fast, got, want)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"streamd/server/resp"
-	"streamd/streams"
 )
 
 // Handlers return reply values of package resp (see resp.Reply); the
@@ -56,39 +55,6 @@ const OK = resp.OK
 
 // BulkString returns s as a Bulk.
 func BulkString(s string) Bulk { return resp.BulkString(s) }
-
-// IDBulk and EntryReply (xreply.go) render what Bulk and Array values
-// would; they exist so the hottest replies (XADD's ID, the entries of
-// XREADGROUP and XRANGE) need one allocation instead of one per ID digit
-// run and per field.
-
-// AppendRESP writes id as the bulk string "ms-seq" (resp.Appender).
-func (id IDBulk) AppendRESP(b []byte, _ int) []byte {
-	return appendIDBulk(b, streams.ID(id))
-}
-
-// AppendRESP writes the entry as [id, [field, value, ...]], or [id, null]
-// when it has no fields (resp.Appender).
-func (e EntryReply) AppendRESP(b []byte, proto int) []byte {
-	b = append(b, '*', '2', '\r', '\n')
-	b = appendIDBulk(b, e.ID)
-	if e.Fields == nil {
-		return resp.AppendNull(b, proto, '*')
-	}
-	b = resp.AppendHeader(b, '*', len(e.Fields))
-	for _, f := range e.Fields {
-		b = resp.AppendBulk(b, '$', f)
-	}
-	return b
-}
-
-// appendIDBulk writes id as the bulk string "ms-seq" without building the
-// string first.
-func appendIDBulk(b []byte, id streams.ID) []byte {
-	var digits [41]byte // two uint64s (20 digits each) and the dash
-	s := id.Append(digits[:0])
-	return resp.AppendBulk(b, '$', s)
-}
 
 // splitArgs is Redis's sdssplitargs (resp.SplitArgs), for config lines.
 func splitArgs(line []byte) ([][]byte, bool) { return resp.SplitArgs(line) }

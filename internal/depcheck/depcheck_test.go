@@ -1,9 +1,9 @@
 // Package depcheck holds a test that keeps the package graph as
 // ARCHITECTURE.md draws it: imports go one way,
-// cmd → server → server/router, server/metrics → replication →
+// cmd → server → server/router, server/metrics, server/xreply → replication →
 // replication/state → groups → pel → streams, the leaves (config,
 // replication/wire, replication/logstore, server/resp, server/observe,
-// server/tracking, server/info, server/clients, server/xargs, internal/mux,
+// server/tracking, server/info, server/clients, server/xargs, server/cmdinfo, internal/mux,
 // internal/keywait, internal/glob) import no layer above them, config is
 // imported only by cmd/streamd and server, and
 // the engine packages stay pure (no clock, no
@@ -31,6 +31,7 @@ var layers = map[string]int{
 	"server":            1,
 	"server/router":     2, // routing: server uses it; it never imports server
 	"server/metrics":    2, // Prometheus exposition and stats: server uses it; it never imports server
+	"server/xreply":     2, // the stream commands' reply shapes from replication/state results; never imports server
 	"replication":       3,
 	"replication/state": 4,
 	"groups":            5,
@@ -54,6 +55,7 @@ var leaves = map[string][]string{
 	"server/info":          nil,                                            // INFO's text from plain data
 	"server/clients":       {"server/resp"},                                // CLIENT's info line, LIST/KILL filters, name checks, HELP
 	"server/xargs":         {"server/resp", "replication/wire", "streams"}, // stream commands' arguments → wire ops
+	"server/cmdinfo":       {"server/resp", "internal/glob"},               // COMMAND INFO/DOCS/LIST from plain descriptions
 	"internal/mux":         nil,
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
@@ -140,7 +142,7 @@ func TestImportsFollowTheChain(t *testing.T) {
 			if !ok {
 				t.Errorf("%s imports %s, which is not in the chain", pkg, dep)
 			} else if depRank <= rank {
-				t.Errorf("%s imports %s: imports must go down the chain cmd → server → server/router, server/metrics → replication → replication/state → groups → pel → streams", pkg, dep)
+				t.Errorf("%s imports %s: imports must go down the chain cmd → server → server/router, server/metrics, server/xreply → replication → replication/state → groups → pel → streams", pkg, dep)
 			}
 		}
 	}

@@ -1,0 +1,164 @@
+package xreply
+
+import (
+	"streamd/replication/state"
+	"streamd/server/resp"
+	"streamd/streams"
+)
+
+// XINFO's replies: maps whose names Redis writes as bulk strings
+// (addReplyBulkCString), which RESP2 flattens into the array.
+
+// optEntry is XINFO STREAM's first-entry/last-entry: the entry, or a null
+// when the stream is empty.
+func optEntry(e *streams.Entry) resp.Reply {
+	if e == nil {
+		return resp.Null{}
+	}
+	return Entry(*e)
+}
+
+// optInt is an integer that Redis sends as a null when unknown (XINFO
+// entries-read and lag).
+func optInt(v *int64) resp.Reply {
+	if v == nil {
+		return resp.Null{}
+	}
+	return resp.Int(*v)
+}
+
+// field is one key of an XINFO map.
+func field(name string, v resp.Reply) resp.KV {
+	return resp.KV{K: resp.Bulk(name), V: v}
+}
+
+// streamHeader is the fields both XINFO STREAM forms start with.
+func streamHeader(h state.StreamHeader, more int) resp.Map {
+	m := make(resp.Map, 0, 7+more)
+	return append(m,
+		field("length", resp.Int(h.Length)),
+		field("radix-tree-keys", resp.Int(h.RadixTreeKeys)),
+		field("radix-tree-nodes", resp.Int(h.RadixTreeNodes)),
+		field("last-generated-id", ID(h.LastGeneratedID)),
+		field("max-deleted-entry-id", ID(h.MaxDeletedEntryID)),
+		field("entries-added", resp.Int(h.EntriesAdded)),
+		field("recorded-first-entry-id", ID(h.RecordedFirstEntryID)),
+	)
+}
+
+// StreamInfo is XINFO STREAM in Redis 7.2's field order.
+func StreamInfo(si state.StreamInfo) resp.Reply {
+	return append(streamHeader(si.StreamHeader, 3),
+		field("groups", resp.Int(si.Groups)),
+		field("first-entry", optEntry(si.FirstEntry)),
+		field("last-entry", optEntry(si.LastEntry)),
+	)
+}
+
+// StreamFullInfo is XINFO STREAM FULL in Redis 7.2's field order
+// (xinfoReplyWithStreamInfo with full = 1).
+func StreamFullInfo(fi state.StreamFullInfo) resp.Reply {
+	groups := make(resp.Array, len(fi.Groups))
+	for i, g := range fi.Groups {
+		groups[i] = groupFull(g)
+	}
+	return append(streamHeader(fi.StreamHeader, 2),
+		field("entries", Entries(fi.Entries)),
+		field("groups", groups),
+	)
+}
+
+// groupFull is one group of XINFO STREAM FULL.
+func groupFull(g state.GroupFull) resp.Reply {
+	pending := make(resp.Array, len(g.Pending))
+	for i, p := range g.Pending {
+		pending[i] = resp.Array{ID(p.ID), resp.Bulk(p.Consumer), resp.Int(p.DeliveryTimeMs), resp.Int(p.DeliveryCount)}
+	}
+	consumers := make(resp.Array, len(g.Consumers))
+	for i, c := range g.Consumers {
+		cp := make(resp.Array, len(c.Pending))
+		for j, p := range c.Pending {
+			cp[j] = resp.Array{ID(p.ID), resp.Int(p.DeliveryTimeMs), resp.Int(p.DeliveryCount)}
+		}
+		consumers[i] = resp.Map{
+			field("name", resp.Bulk(c.Name)),
+			field("seen-time", resp.Int(c.SeenTimeMs)),
+			field("active-time", resp.Int(c.ActiveTimeMs)),
+			field("pel-count", resp.Int(c.PelCount)),
+			field("pending", cp),
+		}
+	}
+	return resp.Map{
+		field("name", resp.Bulk(g.Name)),
+		field("last-delivered-id", ID(g.LastDeliveredID)),
+		field("entries-read", optInt(g.EntriesRead)),
+		field("lag", optInt(g.Lag)),
+		field("pel-count", resp.Int(g.PelCount)),
+		field("pending", pending),
+		field("consumers", consumers),
+	}
+}
+
+// Groups is XINFO GROUPS: one map per group, in name order.
+func Groups(gs []state.GroupInfo) resp.Reply {
+	out := make(resp.Array, len(gs))
+	for i, g := range gs {
+		out[i] = resp.Map{
+			field("name", resp.Bulk(g.Name)),
+			field("consumers", resp.Int(g.Consumers)),
+			field("pending", resp.Int(g.Pending)),
+			field("last-delivered-id", ID(g.LastDeliveredID)),
+			field("entries-read", optInt(g.EntriesRead)),
+			field("lag", optInt(g.Lag)),
+		}
+	}
+	return out
+}
+
+// Consumers is XINFO CONSUMERS (7.2: idle since last seen, inactive since
+// last successful read, -1 if never).
+func Consumers(cs []state.ConsumerInfo) resp.Reply {
+	out := make(resp.Array, len(cs))
+	for i, c := range cs {
+		out[i] = resp.Map{
+			field("name", resp.Bulk(c.Name)),
+			field("pending", resp.Int(c.Pending)),
+			field("idle", resp.Int(c.IdleMs)),
+			field("inactive", resp.Int(c.InactiveMs)),
+		}
+	}
+	return out
+}
+
+// StreamInfoResult is XINFO STREAM's Format: the FULL form when full.
+func StreamInfoResult(full bool) func(any, error) resp.Reply {
+	return func(res any, err error) resp.Reply {
+		if err != nil {
+			return Error(err)
+		}
+		if full {
+			fi, _ := res.(state.StreamFullInfo)
+			return StreamFullInfo(fi)
+		}
+		si, _ := res.(state.StreamInfo)
+		return StreamInfo(si)
+	}
+}
+
+// GroupsResult is XINFO GROUPS's Format.
+func GroupsResult(res any, err error) resp.Reply {
+	if err != nil {
+		return Error(err)
+	}
+	gs, _ := res.([]state.GroupInfo)
+	return Groups(gs)
+}
+
+// ConsumersResult is XINFO CONSUMERS's Format.
+func ConsumersResult(res any, err error) resp.Reply {
+	if err != nil {
+		return Error(err)
+	}
+	cs, _ := res.([]state.ConsumerInfo)
+	return Consumers(cs)
+}
