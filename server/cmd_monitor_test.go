@@ -122,6 +122,14 @@ func TestMonitorStreamd(t *testing.T) {
 	if got := monitorLines(t, m, `"$"`); !strings.HasSuffix(got[0], `"XREAD" "BLOCK" "0" "STREAMS" "s" "$"`) {
 		t.Fatalf("lines %q", got)
 	}
+	// The monitor shows the read before it resolves $: wait until it is
+	// blocked, or the XADD could come first and the read wait for the next.
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+		if n := srv.stats.BlockedClients.Load(); n != 1 {
+			return fmt.Errorf("%d clients blocked", n)
+		}
+		return nil
+	})
 	mustValue(t, x, "XADD", "s", "1-1", "f", "v")
 	if v, err := w.Receive(10 * time.Second); err != nil || v.Kind != '*' {
 		t.Fatalf("XREAD: %v %v", v, err)
