@@ -224,28 +224,3 @@ func (s *Server) forwardTx(c *Client, addr string, shard int, queue []queuedCmd)
 	c.lastWr = lastWrite{shard: shard, up: addr, ok: true}
 	return r
 }
-
-// replyRaw queues relayed reply bytes, as reply does for a Reply value.
-func (c *Client) replyRaw(b []byte) {
-	ob := &c.out
-	ob.mu.Lock()
-	if ob.err == nil {
-		ob.buf = append(ob.buf, b...)
-		ob.queued += int64(len(b))
-	}
-	c.releaseLocked()
-	big := len(ob.buf) >= replyFlushAt
-	ob.mu.Unlock()
-	if big {
-		c.flush()
-	}
-}
-
-// send queues a reply: relayed bytes as they are, any other value rendered.
-func (c *Client) send(r Reply) {
-	if raw, ok := r.(router.Raw); ok {
-		c.replyRaw(raw)
-		return
-	}
-	c.reply(r)
-}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"streamd/server/resp"
+	"streamd/server/router"
 )
 
 // A client's output goes through an outBuf: replies and pushes are rendered
@@ -252,4 +253,29 @@ func (c *Client) writeLocked(upto int64) {
 		}
 		ob.cond.Broadcast()
 	}
+}
+
+// replyRaw queues relayed reply bytes, as reply does for a Reply value.
+func (c *Client) replyRaw(b []byte) {
+	ob := &c.out
+	ob.mu.Lock()
+	if ob.err == nil {
+		ob.buf = append(ob.buf, b...)
+		ob.queued += int64(len(b))
+	}
+	c.releaseLocked()
+	big := len(ob.buf) >= replyFlushAt
+	ob.mu.Unlock()
+	if big {
+		c.flush()
+	}
+}
+
+// send queues a reply: relayed bytes as they are, any other value rendered.
+func (c *Client) send(r Reply) {
+	if raw, ok := r.(router.Raw); ok {
+		c.replyRaw(raw)
+		return
+	}
+	c.reply(r)
 }
