@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"streamd/server/resp"
 )
 
 // Membership: adding, removing and transferring leadership, each done at
@@ -132,10 +134,10 @@ func (n *Node) shardErr(i int, err error) error {
 		return err
 	}
 	msg := err.Error()
-	code, rest, ok := strings.Cut(msg, " ")
-	if !ok || code != strings.ToUpper(code) {
+	if !resp.HasErrorCode(msg) {
 		return fmt.Errorf("shard %d: %w", i, err)
 	}
+	code, rest, _ := strings.Cut(msg, " ")
 	return fmt.Errorf("%s shard %d: %s", code, i, rest)
 }
 

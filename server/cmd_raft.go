@@ -2,9 +2,10 @@ package server
 
 import (
 	"strconv"
+	"strings"
+
 	"streamd/server/info"
 	"streamd/server/router"
-	"strings"
 )
 
 // RAFT: streamd's admin command for the cluster's membership and
