@@ -1,6 +1,9 @@
 package server
 
-import "streamd/server/xargs"
+import (
+	"streamd/server/resp"
+	"streamd/server/xargs"
+)
 
 // Error replies shared by more than one command, with Redis's exact texts
 // (shared.* in Redis's server.c, and the texts its argument helpers send);
@@ -9,9 +12,9 @@ import "streamd/server/xargs"
 // cmd_tx.go, tracking.go); routing's are in route.go and forward.go.
 const (
 	// errSyntax is shared.syntaxerr.
-	errSyntax = xargs.ErrSyntax
+	errSyntax = resp.ErrSyntax
 	// errNotInteger is what getLongLongFromObjectOrReply sends.
-	errNotInteger = xargs.ErrNotInteger
+	errNotInteger = resp.ErrNotInteger
 	// errNoSuchKey is shared.nokeyerr.
 	errNoSuchKey = ErrorReply("ERR no such key")
 	// errTimeoutNotInt and errTimeoutNegative are

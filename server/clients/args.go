@@ -9,10 +9,6 @@ import (
 
 // Error replies of the CLIENT subcommands, with Redis's texts.
 const (
-	// ErrSyntax is shared.syntaxerr.
-	ErrSyntax = resp.ErrorReply("ERR syntax error")
-	// ErrNotInteger is what getLongLongFromObjectOrReply sends.
-	ErrNotInteger = resp.ErrorReply("ERR value is not an integer or out of range")
 	// ErrName is CLIENT SETNAME's (and HELLO SETNAME's) invalid name.
 	ErrName = resp.ErrorReply("ERR Client names cannot contain spaces, newlines or special characters.")
 	// ErrNoSuchClient is the old-style CLIENT KILL addr's, no client
@@ -119,7 +115,7 @@ func ParseList(args [][]byte) (ListFilter, resp.Reply) {
 				f.IDs[id] = true
 			}
 		default:
-			return ListFilter{}, ErrSyntax
+			return ListFilter{}, resp.ErrSyntax
 		}
 	}
 	return f, nil
@@ -155,7 +151,7 @@ func ParseKill(args [][]byte) (KillFilter, resp.Reply) {
 	f := KillFilter{SkipMe: true}
 	for i := 0; i < len(args); i += 2 {
 		if i+1 >= len(args) {
-			return KillFilter{}, ErrSyntax
+			return KillFilter{}, resp.ErrSyntax
 		}
 		val := string(args[i+1])
 		switch strings.ToLower(string(args[i])) {
@@ -186,16 +182,16 @@ func ParseKill(args [][]byte) (KillFilter, resp.Reply) {
 			case "no":
 				f.SkipMe = false
 			default:
-				return KillFilter{}, ErrSyntax
+				return KillFilter{}, resp.ErrSyntax
 			}
 		case "maxage":
 			n, err := strconv.ParseInt(val, 10, 64)
 			if err != nil {
-				return KillFilter{}, ErrNotInteger
+				return KillFilter{}, resp.ErrNotInteger
 			}
 			f.MaxAge = n
 		default:
-			return KillFilter{}, ErrSyntax
+			return KillFilter{}, resp.ErrSyntax
 		}
 	}
 	return f, nil
@@ -232,11 +228,11 @@ func OnOff(arg []byte) (on, ok bool) {
 // [TIMEOUT|ERROR]. withError is set by ERROR (the default is TIMEOUT).
 func ParseUnblock(args [][]byte) (id int64, withError bool, err resp.Reply) {
 	if len(args) == 0 {
-		return 0, false, ErrSyntax
+		return 0, false, resp.ErrSyntax
 	}
 	id, perr := strconv.ParseInt(string(args[0]), 10, 64)
 	if perr != nil {
-		return 0, false, ErrNotInteger
+		return 0, false, resp.ErrNotInteger
 	}
 	switch {
 	case len(args) == 2:
@@ -248,7 +244,7 @@ func ParseUnblock(args [][]byte) (id int64, withError bool, err resp.Reply) {
 			return 0, false, errUnblockReason
 		}
 	case len(args) > 2:
-		return 0, false, ErrSyntax
+		return 0, false, resp.ErrSyntax
 	}
 	return id, withError, nil
 }

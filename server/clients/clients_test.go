@@ -79,10 +79,10 @@ func TestParseList(t *testing.T) {
 		{[]string{"type", "foo"}, resp.ErrorReply("ERR Unknown client type 'foo'")},
 		{[]string{"id", "0"}, errInvalidID},
 		{[]string{"id", "x"}, errInvalidID},
-		{[]string{"type"}, ErrSyntax},
-		{[]string{"type", "normal", "id", "1"}, ErrSyntax},
+		{[]string{"type"}, resp.ErrSyntax},
+		{[]string{"type", "normal", "id", "1"}, resp.ErrSyntax},
 		{[]string{"id", "1", "type", "normal"}, errInvalidID},
-		{[]string{"foo"}, ErrSyntax},
+		{[]string{"foo"}, resp.ErrSyntax},
 	} {
 		if _, err := ParseList(bs(c.args...)); err != c.err {
 			t.Errorf("%q: %v, want %v", c.args, err, c.err)
@@ -110,11 +110,11 @@ func TestParseKill(t *testing.T) {
 		{[]string{"id", "x"}, errKillID},
 		{[]string{"type", "bad"}, resp.ErrorReply("ERR Unknown client type 'bad'")},
 		{[]string{"user", "alice"}, resp.ErrorReply("ERR No such user 'alice'")},
-		{[]string{"skipme", "maybe"}, ErrSyntax},
-		{[]string{"maxage", "x"}, ErrNotInteger},
-		{[]string{"addr"}, ErrSyntax},
-		{[]string{"addr", "a", "laddr"}, ErrSyntax},
-		{[]string{"bogus", "1"}, ErrSyntax},
+		{[]string{"skipme", "maybe"}, resp.ErrSyntax},
+		{[]string{"maxage", "x"}, resp.ErrNotInteger},
+		{[]string{"addr"}, resp.ErrSyntax},
+		{[]string{"addr", "a", "laddr"}, resp.ErrSyntax},
+		{[]string{"bogus", "1"}, resp.ErrSyntax},
 	} {
 		if _, err := ParseKill(bs(c.args...)); err != c.err {
 			t.Errorf("%q: %v, want %v", c.args, err, c.err)
@@ -169,9 +169,9 @@ func TestOnOffUnblock(t *testing.T) {
 		{[]string{"12"}, 12, false, nil},
 		{[]string{"12", "TIMEOUT"}, 12, false, nil},
 		{[]string{"12", "Error"}, 12, true, nil},
-		{[]string{"x"}, 0, false, ErrNotInteger},
+		{[]string{"x"}, 0, false, resp.ErrNotInteger},
 		{[]string{"12", "later"}, 0, false, errUnblockReason},
-		{[]string{"12", "error", "x"}, 0, false, ErrSyntax},
+		{[]string{"12", "error", "x"}, 0, false, resp.ErrSyntax},
 	} {
 		id, we, err := ParseUnblock(bs(c.args...))
 		if id != c.id || we != c.withErr || err != c.err {

@@ -69,7 +69,7 @@ func ParseInt64(b []byte) (int64, bool) {
 // Int parses an integer argument, answering Redis's
 // getLongLongFromObjectOrReply error when it is not one.
 func Int(b []byte) (int64, resp.Reply) {
-	return IntMsg(b, ErrNotInteger)
+	return IntMsg(b, resp.ErrNotInteger)
 }
 
 // IntMsg is Int with the command's own message (Redis passes a custom msg

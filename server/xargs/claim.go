@@ -116,7 +116,7 @@ func XAutoClaim(args [][]byte) (wire.XAutoClaim, resp.Reply) {
 		case isOpt(args[j], "JUSTID"):
 			op.JustID = true
 		default:
-			return wire.XAutoClaim{}, ErrSyntax
+			return wire.XAutoClaim{}, resp.ErrSyntax
 		}
 	}
 	return op, nil

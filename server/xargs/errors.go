@@ -3,13 +3,10 @@ package xargs
 import "streamd/server/resp"
 
 // Error replies of the argument parsers shared by more than one command,
-// with Redis's exact texts (shared.* in Redis's server.c, and the texts its
-// argument helpers send). A family's own errors stay beside its parser.
+// with Redis's exact texts (the texts its argument helpers send; syntax
+// error and not-an-integer are resp.ErrSyntax and resp.ErrNotInteger). A
+// family's own errors stay beside its parser.
 const (
-	// ErrSyntax is shared.syntaxerr.
-	ErrSyntax = resp.ErrorReply("ERR syntax error")
-	// ErrNotInteger is what getLongLongFromObjectOrReply sends.
-	ErrNotInteger = resp.ErrorReply("ERR value is not an integer or out of range")
 	// ErrInvalidID is the stream ID parsers' error.
 	ErrInvalidID = resp.ErrorReply("ERR Invalid stream ID specified as stream command argument")
 	// ErrStartID is an exclusive start bound with no successor.

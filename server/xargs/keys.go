@@ -56,7 +56,7 @@ func Scan(args [][]byte) (wire.Scan, resp.Reply) {
 				return wire.Scan{}, r
 			}
 			if n < 1 {
-				return wire.Scan{}, ErrSyntax
+				return wire.Scan{}, resp.ErrSyntax
 			}
 			q.Count = n
 		case isOpt(o, "MATCH") && more > 0:
@@ -69,7 +69,7 @@ func Scan(args [][]byte) (wire.Scan, resp.Reply) {
 			i++
 			q.Type = string(args[i])
 		default:
-			return wire.Scan{}, ErrSyntax
+			return wire.Scan{}, resp.ErrSyntax
 		}
 	}
 	return q, nil
@@ -80,7 +80,7 @@ func Flush(args [][]byte) resp.Reply {
 	if len(args) == 1 || (len(args) == 2 && (isOpt(args[1], "ASYNC") || isOpt(args[1], "SYNC"))) {
 		return nil
 	}
-	return ErrSyntax
+	return resp.ErrSyntax
 }
 
 // Expire parses EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT key time [NX|XX|GT|LT]

@@ -34,7 +34,7 @@ func XRange(args [][]byte, rev bool) (wire.XRange, resp.Reply) {
 			j++
 			continue
 		}
-		return wire.XRange{}, ErrSyntax
+		return wire.XRange{}, resp.ErrSyntax
 	}
 	return wire.XRange{Base: key(args[1]), Start: start, End: end, Count: count, Rev: rev}, nil
 }
@@ -76,7 +76,7 @@ func XSetID(args [][]byte) (wire.XSetID, resp.Reply) {
 			}
 			op.MaxDeletedID = &id
 		default:
-			return wire.XSetID{}, ErrSyntax
+			return wire.XSetID{}, resp.ErrSyntax
 		}
 	}
 	return op, nil
@@ -96,7 +96,7 @@ func XPending(args [][]byte) (op wire.XPending, emptyConsumer bool, r resp.Reply
 		return op, false, nil
 	}
 	if len(args) < 6 || len(args) > 9 {
-		return op, false, ErrSyntax
+		return op, false, resp.ErrSyntax
 	}
 	startIdx := 3
 	if isOpt(args[3], "IDLE") {
@@ -105,7 +105,7 @@ func XPending(args [][]byte) (op wire.XPending, emptyConsumer bool, r resp.Reply
 			return op, false, r
 		}
 		if len(args) < 8 {
-			return op, false, ErrSyntax
+			return op, false, resp.ErrSyntax
 		}
 		op.IdleMs = idle
 		startIdx += 2

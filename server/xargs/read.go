@@ -89,11 +89,11 @@ func ParseRead(args [][]byte, group bool, nowMs int64) (*Read, resp.Reply) {
 			}
 			a.NoAck = true
 		default:
-			return nil, ErrSyntax
+			return nil, resp.ErrSyntax
 		}
 	}
 	if streamsAt == 0 {
-		return nil, ErrSyntax
+		return nil, resp.ErrSyntax
 	}
 	if group && a.Group == nil {
 		return nil, ErrXReadMissGroup

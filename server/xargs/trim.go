@@ -123,7 +123,7 @@ func parseAddTrim(args [][]byte, xadd bool) (addTrim, resp.Reply) {
 			a.next = i
 			return a.finish(xadd, limit, limitGiven)
 		default:
-			return a, ErrSyntax
+			return a, resp.ErrSyntax
 		}
 	}
 	a.next = i
