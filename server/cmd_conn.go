@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/subtle"
 	"strconv"
 	"strings"
 
@@ -115,7 +116,9 @@ func cmdHELLO(c *Client, args [][]byte) Reply {
 func (s *Server) authenticate(c *Client, user, pass string) Reply {
 	want := s.config().RequirePass
 	// The default user with no password ("nopass") accepts any password.
-	if user == "default" && (want == "" || pass == want) {
+	// The comparison takes the same time wherever the first difference
+	// is, so response times do not reveal the password.
+	if user == "default" && (want == "" || subtle.ConstantTimeCompare([]byte(pass), []byte(want)) == 1) {
 		c.authed.Store(true)
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"streamd/config"
@@ -257,10 +258,10 @@ func (s *Server) Serve(ln net.Listener) error {
 				return nil
 			default:
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				// Transient (e.g. out of file descriptors): back off as
-				// net/http does instead of spinning or giving up.
+			if transientAccept(err) {
+				// Out of file descriptors or memory, or a connection
+				// aborted before it was accepted: back off as net/http
+				// does instead of spinning or giving up.
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				s.log.Warn("accept failed", "err", err, "retry", backoff)
 				time.Sleep(backoff)
@@ -271,6 +272,23 @@ func (s *Server) Serve(ln net.Listener) error {
 		backoff = 0
 		s.accept(nc)
 	}
+}
+
+// transientAccept reports whether an accept error will pass by itself: a
+// timeout, too many open files (process or system), no buffer space or
+// memory, or a connection aborted by its peer before it was accepted. The
+// server keeps listening through them (Redis logs and goes on too).
+func transientAccept(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.EINTR} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // accept registers a new connection, or refuses it when maxclients is
