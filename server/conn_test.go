@@ -208,6 +208,31 @@ func TestMaxClients(t *testing.T) {
 	}
 }
 
+// TestMaxClientsSparesInternal: connections from other nodes (the raft
+// port's forwarded commands) do not use up maxclients for real clients.
+func TestMaxClientsSparesInternal(t *testing.T) {
+	srv, addr := startTestServer(t, func(c *config.Config) { c.MaxClients = 1 })
+	for range 3 {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close() })
+		go srv.ServeInternal(b)
+	}
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		if srv.internalClients != 3 {
+			return fmt.Errorf("%d internal clients", srv.internalClients)
+		}
+		return nil
+	})
+	c := dial(t, addr)
+	runSteps(t, c, []step{{[]string{"PING"}, "+PONG"}})
+	c2 := dial(t, addr)
+	if v, err := c2.Receive(5 * time.Second); err != nil || v.String() != "(error) ERR max number of clients reached" {
+		t.Fatalf("second real client: %s %v", v, err)
+	}
+}
+
 func TestConfigCommands(t *testing.T) {
 	_, addr := startTestServer(t, nil)
 	c := dial(t, addr)

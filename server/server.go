@@ -73,7 +73,10 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	clients   map[int64]*Client
-	wg        sync.WaitGroup
+	// internalClients counts the connections from other nodes in clients
+	// (ServeInternal): maxclients limits the others only.
+	internalClients int
+	wg              sync.WaitGroup
 
 	nextClientID atomic.Int64
 	startTime    time.Time
@@ -210,6 +213,7 @@ func (s *Server) ServeInternal(nc net.Conn) {
 	c.internal = true
 	c.reqs = make(chan []request, reqQueue)
 	s.clients[c.id] = c
+	s.internalClients++
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.serveClient(c)
@@ -304,7 +308,7 @@ func (s *Server) accept(nc net.Conn) {
 		}
 	}
 	s.mu.Lock()
-	if len(s.clients) >= cfg.MaxClients {
+	if len(s.clients)-s.internalClients >= cfg.MaxClients {
 		s.mu.Unlock()
 		s.stats.RejectedConnections.Add(1)
 		nc.SetWriteDeadline(time.Now().Add(time.Second))
@@ -398,6 +402,9 @@ func (s *Server) requestShutdown(save bool) {
 // removeClient forgets a client whose connection ended.
 func (s *Server) removeClient(c *Client) {
 	s.mu.Lock()
+	if _, ok := s.clients[c.id]; ok && c.internal {
+		s.internalClients--
+	}
 	delete(s.clients, c.id)
 	s.mu.Unlock()
 }
