@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"streamd/internal/metricstest"
 )
 
 // TestGrafanaDashboard checks testdata/grafana/streamd.json: valid JSON, a
@@ -58,7 +60,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	if r, err := c.Do("XGROUP", "CREATE", "s", "g", "0"); err != nil || r.Kind != '-' {
 		t.Fatalf("second XGROUP CREATE = %v, %v; want BUSYGROUP", r, err)
 	}
-	fams := scrape(t, srv.MetricsHandler())
+	fams := metricstest.Scrape(t, srv.MetricsHandler())
 
 	nameRE := regexp.MustCompile(`\b((?:streamd|go|process)_[a-z0-9_]+)`)
 	used := map[string]bool{}

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"streamd/config"
+	"streamd/internal/metricstest"
 	"streamd/replication"
 )
 
@@ -65,28 +66,14 @@ func metricsDo(t *testing.T, c *respConn, cmds ...[]string) {
 // include labels.
 func histogram(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels ...string) *dto.Histogram {
 	t.Helper()
-	f := fams[name]
-	if f == nil {
-		t.Fatalf("%s missing", name)
+	m := metricstest.Find(fams, name, labels...)
+	if m == nil {
+		t.Fatalf("%s%v missing", name, labels)
 	}
-next:
-	for _, m := range f.GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, lp := range m.GetLabel() {
-				found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
-			}
-			if !found {
-				continue next
-			}
-		}
-		if m.Histogram == nil {
-			t.Fatalf("%s%v is not a histogram", name, labels)
-		}
-		return m.Histogram
+	if m.Histogram == nil {
+		t.Fatalf("%s%v is not a histogram", name, labels)
 	}
-	t.Fatalf("%s%v missing", name, labels)
-	return nil
+	return m.Histogram
 }
 
 // checkHistogram checks a histogram's shape as parsed from the text
@@ -132,33 +119,33 @@ func TestMetricsStreamsAndGroups(t *testing.T) {
 		[]string{"XADD", "events", "1-1", "a", "b"},
 	)
 
-	fams := scrape(t, h)
+	fams := metricstest.Scrape(t, h)
 	scraped := time.Now()
-	wantMetric(t, fams, 4, "streamd_stream_length", "db", "0", "stream", "orders")
-	wantMetric(t, fams, 4, "streamd_stream_entries_added_total", "db", "0", "stream", "orders")
-	wantMetric(t, fams, 2, "streamd_stream_groups", "db", "0", "stream", "orders")
-	wantMetric(t, fams, 1, "streamd_stream_length", "db", "5", "stream", "events")
-	wantMetric(t, fams, 0, "streamd_stream_groups", "db", "5", "stream", "events")
-	wantMetric(t, fams, 2, "streamd_group_pending", "db", "0", "stream", "orders", "group", "billing")
-	wantMetric(t, fams, 2, "streamd_group_consumers", "db", "0", "stream", "orders", "group", "billing")
-	wantMetric(t, fams, 1, "streamd_group_lag", "db", "0", "stream", "orders", "group", "billing")
-	wantMetric(t, fams, 0, "streamd_group_lag", "db", "0", "stream", "orders", "group", "idle")
-	wantMetric(t, fams, 0, "streamd_group_pending", "db", "0", "stream", "orders", "group", "idle")
-	wantMetric(t, fams, 0, "streamd_group_oldest_pending_age_seconds", "db", "0", "stream", "orders", "group", "idle")
+	metricstest.Want(t, fams, 4, "streamd_stream_length", "db", "0", "stream", "orders")
+	metricstest.Want(t, fams, 4, "streamd_stream_entries_added_total", "db", "0", "stream", "orders")
+	metricstest.Want(t, fams, 2, "streamd_stream_groups", "db", "0", "stream", "orders")
+	metricstest.Want(t, fams, 1, "streamd_stream_length", "db", "5", "stream", "events")
+	metricstest.Want(t, fams, 0, "streamd_stream_groups", "db", "5", "stream", "events")
+	metricstest.Want(t, fams, 2, "streamd_group_pending", "db", "0", "stream", "orders", "group", "billing")
+	metricstest.Want(t, fams, 2, "streamd_group_consumers", "db", "0", "stream", "orders", "group", "billing")
+	metricstest.Want(t, fams, 1, "streamd_group_lag", "db", "0", "stream", "orders", "group", "billing")
+	metricstest.Want(t, fams, 0, "streamd_group_lag", "db", "0", "stream", "orders", "group", "idle")
+	metricstest.Want(t, fams, 0, "streamd_group_pending", "db", "0", "stream", "orders", "group", "idle")
+	metricstest.Want(t, fams, 0, "streamd_group_oldest_pending_age_seconds", "db", "0", "stream", "orders", "group", "idle")
 	// The oldest pending entry (1-1) was delivered between readAt and the
 	// scrape.
-	age, ok := metricValue(fams, "streamd_group_oldest_pending_age_seconds", "db", "0", "stream", "orders", "group", "billing")
+	age, ok := metricstest.Value(fams, "streamd_group_oldest_pending_age_seconds", "db", "0", "stream", "orders", "group", "billing")
 	if !ok || age < 0 || age > scraped.Sub(readAt).Seconds()+0.001 {
 		t.Errorf("oldest pending age = %v (present %v), want within [0, %v]", age, ok, scraped.Sub(readAt).Seconds())
 	}
-	wantMetric(t, fams, 2, "streamd_streams")
-	wantMetric(t, fams, 5, "streamd_stream_entries")
-	wantMetric(t, fams, 2, "streamd_consumer_groups")
-	wantMetric(t, fams, 2, "streamd_consumers")
-	wantMetric(t, fams, 2, "streamd_pending_entries")
-	wantMetric(t, fams, 0, "streamd_streams_omitted")
-	wantMetric(t, fams, 100, "streamd_metrics_max_streams")
-	if v, ok := metricValue(fams, "streamd_memory_estimated_bytes"); !ok || v < 5*2*(24+1) {
+	metricstest.Want(t, fams, 2, "streamd_streams")
+	metricstest.Want(t, fams, 5, "streamd_stream_entries")
+	metricstest.Want(t, fams, 2, "streamd_consumer_groups")
+	metricstest.Want(t, fams, 2, "streamd_consumers")
+	metricstest.Want(t, fams, 2, "streamd_pending_entries")
+	metricstest.Want(t, fams, 0, "streamd_streams_omitted")
+	metricstest.Want(t, fams, 100, "streamd_metrics_max_streams")
+	if v, ok := metricstest.Value(fams, "streamd_memory_estimated_bytes"); !ok || v < 5*2*(24+1) {
 		t.Errorf("streamd_memory_estimated_bytes = %v (present %v)", v, ok)
 	}
 
@@ -169,20 +156,20 @@ func TestMetricsStreamsAndGroups(t *testing.T) {
 	}
 	checkHistogram(t, "xadd", xadd)
 	metricsDo(t, c, []string{"XADD", "events", "*", "a", "b"})
-	if n := histogram(t, scrape(t, h), "streamd_command_duration_seconds", "cmd", "xadd").GetSampleCount(); n != 6 {
+	if n := histogram(t, metricstest.Scrape(t, h), "streamd_command_duration_seconds", "cmd", "xadd").GetSampleCount(); n != 6 {
 		t.Errorf("xadd latency count after one more = %d, want 6", n)
 	}
 
 	// Raft: a single node leads its one shard.
-	wantMetric(t, fams, 1, "streamd_raft_state", "shard", "0", "state", "leader")
-	wantMetric(t, fams, 0, "streamd_raft_state", "shard", "0", "state", "follower")
-	wantMetric(t, fams, 1, "streamd_raft_is_leader", "shard", "0")
-	wantMetric(t, fams, 1, "streamd_raft_voters", "shard", "0")
-	if v, _ := metricValue(fams, "streamd_raft_term", "shard", "0"); v < 1 {
+	metricstest.Want(t, fams, 1, "streamd_raft_state", "shard", "0", "state", "leader")
+	metricstest.Want(t, fams, 0, "streamd_raft_state", "shard", "0", "state", "follower")
+	metricstest.Want(t, fams, 1, "streamd_raft_is_leader", "shard", "0")
+	metricstest.Want(t, fams, 1, "streamd_raft_voters", "shard", "0")
+	if v, _ := metricstest.Value(fams, "streamd_raft_term", "shard", "0"); v < 1 {
 		t.Errorf("streamd_raft_term = %v, want >= 1", v)
 	}
-	commit, _ := metricValue(fams, "streamd_raft_commit_index", "shard", "0")
-	applied, _ := metricValue(fams, "streamd_raft_applied_index", "shard", "0")
+	commit, _ := metricstest.Value(fams, "streamd_raft_commit_index", "shard", "0")
+	applied, _ := metricstest.Value(fams, "streamd_raft_applied_index", "shard", "0")
 	if commit < 8 || applied < 8 {
 		t.Errorf("commit %v applied %v, want >= 8 (8 writes)", commit, applied)
 	}
@@ -209,31 +196,31 @@ func TestMetricsMaxStreamsCap(t *testing.T) {
 		}
 	}
 	metricsDo(t, c, []string{"XGROUP", "CREATE", "s1", "g", "0"})
-	fams := scrape(t, h)
-	wantMetric(t, fams, 3, "streamd_stream_length", "stream", "s3")
-	wantMetric(t, fams, 2, "streamd_stream_length", "stream", "tieA")
+	fams := metricstest.Scrape(t, h)
+	metricstest.Want(t, fams, 3, "streamd_stream_length", "stream", "s3")
+	metricstest.Want(t, fams, 2, "streamd_stream_length", "stream", "tieA")
 	for _, gone := range []string{"tieB", "s1"} {
-		if _, ok := metricValue(fams, "streamd_stream_length", "stream", gone); ok {
+		if _, ok := metricstest.Value(fams, "streamd_stream_length", "stream", gone); ok {
 			t.Errorf("stream %s exported past the cap", gone)
 		}
 	}
-	if _, ok := metricValue(fams, "streamd_group_pending", "stream", "s1"); ok {
+	if _, ok := metricstest.Value(fams, "streamd_group_pending", "stream", "s1"); ok {
 		t.Error("group of an omitted stream exported")
 	}
 	if n := len(fams["streamd_stream_length"].GetMetric()); n != 2 {
 		t.Errorf("%d streams exported, want 2", n)
 	}
-	wantMetric(t, fams, 2, "streamd_streams_omitted")
-	wantMetric(t, fams, 4, "streamd_streams")
-	wantMetric(t, fams, 1, "streamd_consumer_groups") // totals cover every stream
+	metricstest.Want(t, fams, 2, "streamd_streams_omitted")
+	metricstest.Want(t, fams, 4, "streamd_streams")
+	metricstest.Want(t, fams, 1, "streamd_consumer_groups") // totals cover every stream
 
 	metricsDo(t, c, []string{"CONFIG", "SET", "metrics-max-streams", "0"})
-	fams = scrape(t, h)
+	fams = metricstest.Scrape(t, h)
 	if f := fams["streamd_stream_length"]; f != nil && len(f.GetMetric()) != 0 {
 		t.Errorf("cap 0: %d streams exported", len(f.GetMetric()))
 	}
-	wantMetric(t, fams, 4, "streamd_streams_omitted")
-	wantMetric(t, fams, 0, "streamd_metrics_max_streams")
+	metricstest.Want(t, fams, 4, "streamd_streams_omitted")
+	metricstest.Want(t, fams, 0, "streamd_metrics_max_streams")
 }
 
 // TestMetricsInvalidUTF8Names checks that key and group names that are not
@@ -248,9 +235,9 @@ func TestMetricsInvalidUTF8Names(t *testing.T) {
 		[]string{"XGROUP", "CREATE", "k\xfe", "g\xff", "0"},
 	)
 	// Both keys become "k\uFFFD": the first by name ("k\xfe") is kept.
-	fams := scrape(t, h)
-	wantMetric(t, fams, 1, "streamd_stream_length", "stream", "k\uFFFD")
-	wantMetric(t, fams, 1, "streamd_stream_groups", "stream", "k\uFFFD")
-	wantMetric(t, fams, 1, "streamd_streams_omitted")
-	wantMetric(t, fams, 0, "streamd_group_pending", "group", "g\uFFFD")
+	fams := metricstest.Scrape(t, h)
+	metricstest.Want(t, fams, 1, "streamd_stream_length", "stream", "k\uFFFD")
+	metricstest.Want(t, fams, 1, "streamd_stream_groups", "stream", "k\uFFFD")
+	metricstest.Want(t, fams, 1, "streamd_streams_omitted")
+	metricstest.Want(t, fams, 0, "streamd_group_pending", "group", "g\uFFFD")
 }

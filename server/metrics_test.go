@@ -2,91 +2,15 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"streamd/config"
+	"streamd/internal/metricstest"
 	"streamd/internal/testutil"
 )
-
-// scrape GETs /metrics from h and parses the text exposition.
-func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("/metrics: status %d: %s", rec.Code, rec.Body.String())
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(rec.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
-}
-
-// metricValue returns the value of the sample of family name whose labels
-// include all of labels (name=value pairs); ok is false if there is none.
-func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-next:
-	for _, m := range f.GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
-					found = true
-				}
-			}
-			if !found {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.Counter.GetValue(), true
-		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
-		case m.Summary != nil:
-			return float64(m.Summary.GetSampleCount()), true
-		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
-		case m.Untyped != nil:
-			return m.Untyped.GetValue(), true
-		}
-	}
-	return 0, false
-}
-
-// wantMetric fails the test unless the sample exists with value want.
-func wantMetric(t *testing.T, fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
-	t.Helper()
-	got, ok := metricValue(fams, name, labels...)
-	if !ok {
-		t.Errorf("%s%v: missing", name, labels)
-	} else if got != want {
-		t.Errorf("%s%v = %v, want %v", name, labels, got, want)
-	}
-}
-
-func get(t *testing.T, h http.Handler, path string) (int, string) {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-	body, _ := io.ReadAll(rec.Body)
-	return rec.Code, string(body)
-}
 
 func TestMetricsEndpoint(t *testing.T) {
 	srv, addr := startTestServer(t, nil)
@@ -109,15 +33,15 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 
-	fams := scrape(t, h)
-	wantMetric(t, fams, 4, "streamd_commands_total", "cmd", "xadd")
-	wantMetric(t, fams, 2, "streamd_commands_total", "cmd", "xgroup|create")
-	wantMetric(t, fams, 1, "streamd_command_errors_total", "cmd", "xgroup|create", "kind", "failed")
-	wantMetric(t, fams, 0, "streamd_command_errors_total", "cmd", "xgroup|create", "kind", "rejected")
-	wantMetric(t, fams, 1, "streamd_command_errors_total", "cmd", "xadd", "kind", "rejected")
-	wantMetric(t, fams, 4, "streamd_command_duration_seconds", "cmd", "xadd")
-	wantMetric(t, fams, 1, "streamd_errors_total", "prefix", "BUSYGROUP")
-	wantMetric(t, fams, 2, "streamd_errors_total", "prefix", "ERR")
+	fams := metricstest.Scrape(t, h)
+	metricstest.Want(t, fams, 4, "streamd_commands_total", "cmd", "xadd")
+	metricstest.Want(t, fams, 2, "streamd_commands_total", "cmd", "xgroup|create")
+	metricstest.Want(t, fams, 1, "streamd_command_errors_total", "cmd", "xgroup|create", "kind", "failed")
+	metricstest.Want(t, fams, 0, "streamd_command_errors_total", "cmd", "xgroup|create", "kind", "rejected")
+	metricstest.Want(t, fams, 1, "streamd_command_errors_total", "cmd", "xadd", "kind", "rejected")
+	metricstest.Want(t, fams, 4, "streamd_command_duration_seconds", "cmd", "xadd")
+	metricstest.Want(t, fams, 1, "streamd_errors_total", "prefix", "BUSYGROUP")
+	metricstest.Want(t, fams, 2, "streamd_errors_total", "prefix", "ERR")
 	for _, m := range fams["streamd_commands_total"].GetMetric() {
 		for _, lp := range m.GetLabel() {
 			if strings.Contains(strings.ToLower(lp.GetValue()), "nosuch") {
@@ -125,18 +49,18 @@ func TestMetricsEndpoint(t *testing.T) {
 			}
 		}
 	}
-	wantMetric(t, fams, 1, "streamd_connected_clients")
-	wantMetric(t, fams, 0, "streamd_blocked_clients")
-	wantMetric(t, fams, 1, "streamd_keys", "db", "0")
-	wantMetric(t, fams, 1, "streamd_keys", "db", "3")
-	wantMetric(t, fams, 0, "streamd_keys", "db", "15")
-	wantMetric(t, fams, 1, "streamd_persistence_info", "fsync", "always")
+	metricstest.Want(t, fams, 1, "streamd_connected_clients")
+	metricstest.Want(t, fams, 0, "streamd_blocked_clients")
+	metricstest.Want(t, fams, 1, "streamd_keys", "db", "0")
+	metricstest.Want(t, fams, 1, "streamd_keys", "db", "3")
+	metricstest.Want(t, fams, 0, "streamd_keys", "db", "15")
+	metricstest.Want(t, fams, 1, "streamd_persistence_info", "fsync", "always")
 	// Writes that reached the log: 4 XADDs and the XGROUP CREATE that
 	// succeeded (the BUSYGROUP one may or may not have been proposed).
-	if v, ok := metricValue(fams, "streamd_raft_proposals_total"); !ok || v < 5 {
+	if v, ok := metricstest.Value(fams, "streamd_raft_proposals_total"); !ok || v < 5 {
 		t.Errorf("streamd_raft_proposals_total = %v (present %v), want >= 5", v, ok)
 	}
-	if v, ok := metricValue(fams, "streamd_raft_applied_index"); !ok || v < 1 {
+	if v, ok := metricstest.Value(fams, "streamd_raft_applied_index"); !ok || v < 1 {
 		t.Errorf("streamd_raft_applied_index = %v (present %v), want >= 1", v, ok)
 	}
 	for _, name := range []string{"go_goroutines", "process_start_time_seconds", "streamd_last_save_timestamp_seconds"} {
@@ -151,7 +75,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	pollMetric(t, h, 1, "streamd_blocked_clients")
-	wantMetric(t, scrape(t, h), 2, "streamd_connected_clients")
+	metricstest.Want(t, metricstest.Scrape(t, h), 2, "streamd_connected_clients")
 	// Unblock it (b's reply is left unread; its connection is closed at cleanup).
 	if _, err := c.Do("SELECT", "0"); err != nil {
 		t.Fatal(err)
@@ -162,17 +86,17 @@ func TestMetricsEndpoint(t *testing.T) {
 	pollMetric(t, h, 0, "streamd_blocked_clients")
 
 	// Health and readiness.
-	if code, body := get(t, h, "/healthz"); code != 200 || body != "ok\n" {
+	if code, body := metricstest.Get(t, h, "/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz = %d %q", code, body)
 	}
-	if code, body := get(t, h, "/readyz"); code != 200 || body != "ok\n" {
+	if code, body := metricstest.Get(t, h, "/readyz"); code != 200 || body != "ok\n" {
 		t.Errorf("/readyz = %d %q", code, body)
 	}
 	srv.Close()
-	if code, body := get(t, h, "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
+	if code, body := metricstest.Get(t, h, "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "shutting down") {
 		t.Errorf("/readyz after Close = %d %q", code, body)
 	}
-	if code, _ := get(t, h, "/healthz"); code != 200 {
+	if code, _ := metricstest.Get(t, h, "/healthz"); code != 200 {
 		t.Errorf("/healthz after Close = %d", code)
 	}
 }
@@ -181,7 +105,7 @@ func TestMetricsEndpoint(t *testing.T) {
 func pollMetric(t *testing.T, h http.Handler, want float64, name string, labels ...string) {
 	t.Helper()
 	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
-		got, ok := metricValue(scrape(t, h), name, labels...)
+		got, ok := metricstest.Value(metricstest.Scrape(t, h), name, labels...)
 		if !ok || got != want {
 			return fmt.Errorf("%s%v = %v (present %v), want %v", name, labels, got, ok, want)
 		}
@@ -193,12 +117,12 @@ func TestMetricsNotReadyBeforeServe(t *testing.T) {
 	srv, _ := startTestServer(t, nil)
 	// A second server over the same shard that was never served.
 	idle := New(config.Default(), srv.Shard(), nil)
-	if code, body := get(t, idle.MetricsHandler(), "/readyz"); code != http.StatusServiceUnavailable || body != "not serving yet\n" {
+	if code, body := metricstest.Get(t, idle.MetricsHandler(), "/readyz"); code != http.StatusServiceUnavailable || body != "not serving yet\n" {
 		t.Errorf("/readyz before Serve = %d %q", code, body)
 	}
 	// Two handlers (two registries) in one process do not collide.
-	scrape(t, srv.MetricsHandler())
-	scrape(t, idle.MetricsHandler())
+	metricstest.Scrape(t, srv.MetricsHandler())
+	metricstest.Scrape(t, idle.MetricsHandler())
 }
 
 func TestConfigGetMetricsAddr(t *testing.T) {
@@ -240,8 +164,8 @@ func TestCommandErrorsByPrefixServed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fams := scrape(t, srv.MetricsHandler())
-	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xgroup|create", "prefix", "BUSYGROUP")
-	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xreadgroup", "prefix", "NOGROUP")
-	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xadd", "prefix", "ERR")
+	fams := metricstest.Scrape(t, srv.MetricsHandler())
+	metricstest.Want(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xgroup|create", "prefix", "BUSYGROUP")
+	metricstest.Want(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xreadgroup", "prefix", "NOGROUP")
+	metricstest.Want(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xadd", "prefix", "ERR")
 }

@@ -2,17 +2,12 @@ package metrics
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
+	"streamd/internal/metricstest"
 	"streamd/replication"
 	"streamd/replication/state"
 )
@@ -29,55 +24,6 @@ func (f fakeSource) Keyspace() ([]state.DBInfo, error) { return nil, nil }
 func (f fakeSource) MaxStreams() int                   { return 0 }
 func (f fakeSource) Ready() string                     { return f.ready }
 
-// scrape GETs /metrics from h and parses the text exposition.
-func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("/metrics: status %d: %s", rec.Code, rec.Body.String())
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(rec.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
-}
-
-// wantMetric fails the test unless family name has a sample whose labels
-// include labels (name=value pairs) with value want.
-func wantMetric(t *testing.T, fams map[string]*dto.MetricFamily, want float64, name string, labels ...string) {
-	t.Helper()
-	f := fams[name]
-next:
-	for _, m := range f.GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, lp := range m.GetLabel() {
-				found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
-			}
-			if !found {
-				continue next
-			}
-		}
-		got := m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
-		if got != want {
-			t.Errorf("%s%v = %v, want %v", name, labels, got, want)
-		}
-		return
-	}
-	t.Errorf("%s%v: missing", name, labels)
-}
-
-func get(t *testing.T, h http.Handler, path string) (int, string) {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-	body, _ := io.ReadAll(rec.Body)
-	return rec.Code, string(body)
-}
-
 // TestHandlerWithoutShards checks the server-wide figures and the health
 // endpoints over a Source without shards.
 func TestHandlerWithoutShards(t *testing.T) {
@@ -88,24 +34,24 @@ func TestHandlerWithoutShards(t *testing.T) {
 	st.BlockedClients.Add(2)
 	src := &fakeSource{clients: 3, ready: "not serving yet"}
 	h := Handler(st, src)
-	fams := scrape(t, h)
-	wantMetric(t, fams, 1, "streamd_commands_total", "cmd", "xadd")
-	wantMetric(t, fams, 1, "streamd_command_errors_total", "cmd", "xadd", "kind", "rejected")
-	wantMetric(t, fams, 1, "streamd_command_duration_seconds", "cmd", "xadd")
-	wantMetric(t, fams, 1, "streamd_errors_total", "prefix", "ERR")
-	wantMetric(t, fams, 3, "streamd_connected_clients")
-	wantMetric(t, fams, 2, "streamd_blocked_clients")
+	fams := metricstest.Scrape(t, h)
+	metricstest.Want(t, fams, 1, "streamd_commands_total", "cmd", "xadd")
+	metricstest.Want(t, fams, 1, "streamd_command_errors_total", "cmd", "xadd", "kind", "rejected")
+	metricstest.Want(t, fams, 1, "streamd_command_duration_seconds", "cmd", "xadd")
+	metricstest.Want(t, fams, 1, "streamd_errors_total", "prefix", "ERR")
+	metricstest.Want(t, fams, 3, "streamd_connected_clients")
+	metricstest.Want(t, fams, 2, "streamd_blocked_clients")
 	if fams["streamd_keys"] != nil || fams["streamd_streams"] != nil {
 		t.Error("per-shard figures exported without shards")
 	}
-	if code, body := get(t, h, "/readyz"); code != http.StatusServiceUnavailable || body != "not serving yet\n" {
+	if code, body := metricstest.Get(t, h, "/readyz"); code != http.StatusServiceUnavailable || body != "not serving yet\n" {
 		t.Errorf("/readyz = %d %q", code, body)
 	}
 	src.ready = ""
-	if code, body := get(t, h, "/readyz"); code != 200 || body != "ok\n" {
+	if code, body := metricstest.Get(t, h, "/readyz"); code != 200 || body != "ok\n" {
 		t.Errorf("/readyz = %d %q", code, body)
 	}
-	if code, body := get(t, h, "/healthz"); code != 200 || body != "ok\n" {
+	if code, body := metricstest.Get(t, h, "/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz = %d %q", code, body)
 	}
 }
@@ -153,10 +99,10 @@ func TestCommandErrorsByPrefix(t *testing.T) {
 	st.CommandError("xgroup|create", "BUSYGROUP Consumer Group name already exists")
 	st.CommandError("xadd", "ERR wrong number of arguments for 'xadd' command")
 	st.CommandError("xadd", "not an error code")
-	fams := scrape(t, Handler(st, fakeSource{}))
-	wantMetric(t, fams, 2, "streamd_command_errors_by_prefix_total", "cmd", "xgroup|create", "prefix", "BUSYGROUP")
-	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xadd", "prefix", "ERR")
-	wantMetric(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xadd", "prefix", "other")
+	fams := metricstest.Scrape(t, Handler(st, fakeSource{}))
+	metricstest.Want(t, fams, 2, "streamd_command_errors_by_prefix_total", "cmd", "xgroup|create", "prefix", "BUSYGROUP")
+	metricstest.Want(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xadd", "prefix", "ERR")
+	metricstest.Want(t, fams, 1, "streamd_command_errors_by_prefix_total", "cmd", "xadd", "prefix", "other")
 
 	for i := 0; i < maxCommandErrorSeries+10; i++ {
 		st.CommandError(fmt.Sprintf("c%d", i), "ERR x")

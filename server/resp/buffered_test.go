@@ -1,35 +1,16 @@
-package server
+package resp
 
 import (
 	"io"
 	"reflect"
 	"strings"
 	"testing"
-
-	"streamd/server/resp"
 )
-
-// chunkReader returns its data in reads of at most n bytes, so a request
-// arrives split at every possible point.
-type chunkReader struct {
-	data []byte
-	n    int
-}
-
-func (r *chunkReader) Read(p []byte) (int, error) {
-	if len(r.data) == 0 {
-		return 0, io.EOF
-	}
-	k := min(len(p), r.n, len(r.data))
-	copy(p, r.data[:k])
-	r.data = r.data[k:]
-	return k, nil
-}
 
 // readAll reads every request from in, n bytes per read, and returns the
 // arguments (as strings) and the error that ended reading.
 func readAll(in string, n int, authed bool) ([][]string, error) {
-	rr := resp.NewRequestReader(&chunkReader{data: []byte(in), n: n},
+	rr := NewRequestReader(&chunkedReader{data: []byte(in), n: n},
 		func() int64 { return 1 << 20 }, func() bool { return authed })
 	var out [][]string
 	for {
