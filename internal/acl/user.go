@@ -60,7 +60,7 @@ func (u *User) Enabled() bool { return u.enabled }
 func (u *User) NoPass() bool { return u.nopass }
 
 // Passwords returns the stored SHA-256 hashes (hex), in order.
-func (u *User) Passwords() []string { return append([]string(nil), u.passwords...) }
+func (u *User) Passwords() []string { return append([]string{}, u.passwords...) }
 
 // CheckPassword reports whether pass is one of the user's passwords (any
 // password for a nopass user), comparing SHA-256 hashes in constant time.
