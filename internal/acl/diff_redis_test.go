@@ -536,12 +536,30 @@ func TestDifferentialSetUser(t *testing.T) {
 			}
 			r.compareUser(t, us, name, what)
 			dry += r.compareDryRun(t, us, name, what)
+			r.compareRules(t, us.Get(name), name, what)
 		}
 	}
-	if names := strs(r.must(t, "ACL", "USERS")); !reflect.DeepEqual(dropFlag(dropFlag(names, "probe"), "roundtrip"), us.Names()) {
+	if names := strs(r.must(t, "ACL", "USERS")); !reflect.DeepEqual(dropFlag(dropFlag(dropFlag(names, "probe"), "roundtrip"), "rules"), us.Names()) {
 		t.Errorf("ACL USERS redis %q engine %q", names, us.Names())
 	}
 	t.Logf("%d rule sets, %d DRYRUN probes compared", len(ruleSets), dry)
+}
+
+// compareRules checks that User.Rules, given to redis, rebuild the user
+// redis has under name.
+func (r *refRedis) compareRules(t *testing.T, u *User, name, what string) {
+	t.Helper()
+	r.must(t, "ACL", "DELUSER", "rules")
+	args := append([]any{"ACL", "SETUSER", "rules"}, toAny(u.Rules())...)
+	if _, err := r.do(args...); err != nil {
+		t.Errorf("%s: redis refuses Rules %q: %v", what, u.Rules(), err)
+		return
+	}
+	want, got := r.getUser(t, name), r.getUser(t, "rules")
+	want["flags"], got["flags"] = dropFlag(strs(want["flags"]), "sanitize-payload"), dropFlag(strs(got["flags"]), "sanitize-payload")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: Rules %q give\n%v in redis, want\n%v", what, u.Rules(), got, want)
+	}
 }
 
 // aclFiles are aclfile contents for ACL LOAD (the default user, when

@@ -240,3 +240,26 @@ func TestCatalog(t *testing.T) {
 		t.Errorf("InCategory(keyspace) = %q", got)
 	}
 }
+
+// TestRulesRoundTrip: User.Rules rebuilds the same user, including where
+// Describe's text does not read back.
+func TestRulesRoundTrip(t *testing.T) {
+	cat := testCatalog()
+	for _, rules := range [][]string{
+		{},
+		{"on", "nopass"},
+		{"%RW~*", "~foo", "%R~r*", "%W~w*", "&*"},
+		{"on", ">a", ">b", "skip-sanitize-payload", "~k", "&c1", "&c2", "+@all", "-@hash", "+hget", "-xinfo|help", "+select|0"},
+		{"-@all", "+select|ABC", "(+get ~x)", `("+get" ~'x y' "%R~a\"b\\c")`, "(%R~y &* -@all +@stream)", "()"},
+		{"allkeys", "allchannels", "allcommands", "-debug"},
+	} {
+		us := NewUsers(cat)
+		u := setUser(t, us, "t", rules...)
+		other := NewUsers(cat)
+		setUser(t, other, "t", "on", ">zzz", "~old", "(+set)")
+		got := setUser(t, other, "t", u.Rules()...)
+		if !sameUser(got, u) || got.Describe() != u.Describe() || got.sanitize != u.sanitize {
+			t.Errorf("%q: Rules %q rebuild %q, want %q", rules, u.Rules(), got.Describe(), u.Describe())
+		}
+	}
+}
