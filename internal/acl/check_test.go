@@ -124,3 +124,27 @@ func TestDenialTexts(t *testing.T) {
 		t.Error("Reason(0)")
 	}
 }
+
+func TestAllowsAll(t *testing.T) {
+	for rules, want := range map[string]bool{
+		"+@all ~*":                   true,
+		"allcommands allkeys (+get)": true,
+		"+@all -get +get ~*":         false, // a removal clears the flag, as in Redis (Check still allows)
+		"+@all %RW~*":                false,
+		"+@all":                      false,
+		"~* +@read":                  false,
+		"~* -@all +@all +@stream":    true,
+	} {
+		us := NewUsers(testCatalog())
+		u := setUser(t, us, "t", strings.Fields(rules)...)
+		if u.AllowsAll() != want {
+			t.Errorf("%q: AllowsAll %v", rules, !want)
+		}
+		if want && u.Check("xadd", "", []KeyRef{rw("k")}) != nil {
+			t.Errorf("%q: AllowsAll but Check denies", rules)
+		}
+	}
+	if !NewUsers(testCatalog()).Get("default").AllowsAll() {
+		t.Error("default user")
+	}
+}
