@@ -577,6 +577,8 @@ var aclFiles = []string{
 	"user a on bogus +nope bogus2 #zz\n",
 	"user a on nopass sanitize-payload ~* resetchannels +@all (~x -@all +get)\nuser b skip-sanitize-payload\n",
 	"USER a on\n",
+	"user a on\x00\nuser b bogus\n",
+	"user a on\x00junk\nuser b\x00\n +get\nuser c " + strings.Repeat("~k", 600) + "\x00x\n",
 	"user a +xinfo|stream +select|0 -@all +xinfo|help\n",
 }
 

@@ -22,6 +22,7 @@ func TestParseFileErrors(t *testing.T) {
 			"users.acl:1: Syntax error. 'users.acl:2: username 'y\ton' contains invalid characters. " + tail},
 		{"user a on bogus +nope bogus2 #zz\n",
 			"users.acl:1: Syntax error. users.acl:1: Error in applying operation '+nope': Unknown command or category name in ACL. " + tail},
+		{"user a on\x00junk\nuser b\n", "users.acl:1: Syntax error. " + tail},
 		{"USER a on\n", "users.acl:1 should start with user keyword followed by the username. " + tail},
 	} {
 		us, err := ParseFileNamed(testCatalog(), "users.acl", tc.text)
@@ -47,6 +48,12 @@ func TestParseFile(t *testing.T) {
 			"user default on nopass sanitize-payload ~* &* +@all",
 		}},
 		{"user default off resetpass ~k +get\n\n\n", []string{"user default off sanitize-payload ~k resetchannels -@all +get"}},
+		// A NUL cuts the rest of its line, newline included.
+		{"user a on\x00junk\n\nuser b\n", []string{
+			"user a on sanitize-payload resetchannels -@all",
+			"user b off sanitize-payload resetchannels -@all",
+			"user default on nopass sanitize-payload ~* &* +@all",
+		}},
 		{"user a \t+get\t ~k\n", []string{
 			"user a off sanitize-payload ~k resetchannels -@all +get",
 			"user default on nopass sanitize-payload ~* &* +@all",
