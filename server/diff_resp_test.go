@@ -181,12 +181,20 @@ func checkRawCases(t *testing.T, cases []rawCase, addr, redis string) {
 	}
 }
 
-// redisForRaw returns a fresh redis-server's address, or "" without one
-// (then only the literal expectations are checked, unless
-// STREAMD_REQUIRE_REDIS makes the test fail).
-func redisForRaw(t *testing.T) string {
+// haveRedis reports whether redis-server is installed; without it a test
+// checks its literal expectations only (unless STREAMD_REQUIRE_REDIS makes
+// it fail).
+func haveRedis(t *testing.T) bool {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		testutil.RequireTool(t, "redis-server") // fails under STREAMD_REQUIRE_REDIS
+		return false
+	}
+	return true
+}
+
+// redisForRaw returns a fresh redis-server's address, or "" without one.
+func redisForRaw(t *testing.T) string {
+	if !haveRedis(t) {
 		return ""
 	}
 	return startRedis(t)

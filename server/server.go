@@ -295,8 +295,9 @@ func transientAccept(err error) bool {
 	return false
 }
 
-// accept registers a new connection, or refuses it when maxclients is
-// reached with Redis's error (then closes it, as Redis does).
+// accept registers a new connection, or refuses it with Redis's error when
+// maxclients is reached or protected mode refuses its address
+// (protected.go), then closes it, as Redis does.
 func (s *Server) accept(nc net.Conn) {
 	s.stats.ConnectionsReceived.Add(1)
 	cfg := s.config()
@@ -310,10 +311,12 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.Lock()
 	if len(s.clients)-s.internalClients >= cfg.MaxClients {
 		s.mu.Unlock()
-		s.stats.RejectedConnections.Add(1)
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+		s.refuse(nc, "-ERR max number of clients reached\r\n")
+		return
+	}
+	if protectedModeRefuses(&cfg, nc.RemoteAddr()) {
+		s.mu.Unlock()
+		go s.refuse(nc, deniedProtectedMode) // never stall accepting
 		return
 	}
 	select {
