@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/lograte"
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/metrics"
@@ -254,6 +255,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	})
 	s.mu.Unlock()
 	var backoff time.Duration
+	logLimit := lograte.New(time.Second)
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -265,9 +267,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			if transientAccept(err) {
 				// Out of file descriptors or memory, or a connection
 				// aborted before it was accepted: back off as net/http
-				// does instead of spinning or giving up.
+				// does instead of spinning or giving up, and log it at
+				// most once a second.
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("accept failed", "err", err, "retry", backoff)
+				if ok, n := logLimit.Allow(); ok {
+					s.log.Warn("accept failed", "err", err, "retry", backoff, "suppressed", n)
+				}
 				time.Sleep(backoff)
 				continue
 			}
