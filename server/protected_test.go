@@ -2,13 +2,11 @@ package server
 
 import (
 	"io"
-	"log/slog"
 	"net"
 	"testing"
 	"time"
 
 	"streamd/config"
-	"streamd/replication"
 )
 
 func TestIsLocalAddr(t *testing.T) {
@@ -144,21 +142,11 @@ func TestProtectedModeVsRedis(t *testing.T) {
 	if err != nil {
 		t.Skipf("listen on %s: %v", ip, err)
 	}
-	cfg := config.Default()
-	cfg.Dir = t.TempDir()
-	shard := replication.NewShard()
-	srv := New(cfg, shard, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Close()
-		<-done
-		shard.Close(false)
-	})
+	_, addr := startTestServerOn(t, ln, nil)
 	exchange := func(addr string) (string, bool) {
 		return rawExchange(t, addr, "PING\r\n")
 	}
-	got, closed := exchange(ln.Addr().String())
+	got, closed := exchange(addr)
 	if got != deniedProtectedMode || !closed {
 		t.Fatalf("streamd on %s answered %q (closed %v)", ip, got, closed)
 	}

@@ -98,26 +98,29 @@ func underFileLimit(t *testing.T, soft, hard int, mayRaise bool) []string {
 	return w
 }
 
+// startUnderFileLimit starts streamd under underFileLimit's wrapper and
+// waits until it answers; it returns the process and its port.
+func startUnderFileLimit(t *testing.T, soft, hard int, mayRaise bool) (*proc, int) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("process test")
+	}
+	port := pickPort(t)
+	s := startServerVia(t, underFileLimit(t, soft, hard, mayRaise), port, t.TempDir())
+	s.waitReady(60 * time.Second)
+	return s, port
+}
+
 // TestMaxClientsFitsFileLimit: started with an open-file limit of 256 it
 // cannot raise, streamd lowers maxclients to 224 (256 - 32) as Redis does,
 // logs Redis's three lines, reports 224 on CONFIG GET, and refuses a
 // CONFIG SET maxclients the limit cannot hold with Redis's error.
 func TestMaxClientsFitsFileLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("process test")
-	}
-	port := pickPort(t)
-	s := startServerVia(t, underFileLimit(t, 256, 256, false), port, t.TempDir())
-	s.waitReady(60 * time.Second)
-	for _, want := range []string{
+	s, port := startUnderFileLimit(t, 256, 256, false)
+	s.requireLogs(
 		`"You requested maxclients of 10000 requiring at least 10032 max file descriptors."`,
 		`"Server can't set maximum open files to 10032 because of OS error: Operation not permitted."`,
-		`"Current maximum open files is 256. maxclients has been reduced to 224 to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'."`,
-	} {
-		if !strings.Contains(s.logs(), want) {
-			t.Errorf("log lacks %s", want)
-		}
-	}
+		`"Current maximum open files is 256. maxclients has been reduced to 224 to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'."`)
 	c := newClient(t, port, 0)
 	if got := fmt.Sprint(do(t, c, "CONFIG", "GET", "maxclients")); got != "[maxclients 224]" {
 		t.Errorf("CONFIG GET maxclients = %s, want [maxclients 224]", got)
@@ -141,12 +144,7 @@ func TestMaxClientsFitsFileLimit(t *testing.T) {
 // CAP_SYS_RESOURCE, else as far as the hard limit (maxclients lowered to
 // fit).
 func TestMaxClientsRaisesFileLimit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("process test")
-	}
-	port := pickPort(t)
-	s := startServerVia(t, underFileLimit(t, 256, 2048, true), port, t.TempDir())
-	s.waitReady(60 * time.Second)
+	s, port := startUnderFileLimit(t, 256, 2048, true)
 	c := newClient(t, port, 0)
 	got := fmt.Sprint(do(t, c, "CONFIG", "GET", "maxclients"))
 	var lim unix.Rlimit
@@ -155,9 +153,7 @@ func TestMaxClientsRaisesFileLimit(t *testing.T) {
 	}
 	if haveSysResource() {
 		// Go raised the soft limit to the hard one (2048) as it started.
-		if want := `"Increased maximum number of open files to 10032 (it was originally set to 2048)."`; !strings.Contains(s.logs(), want) {
-			t.Errorf("log lacks %s", want)
-		}
+		s.requireLogs(`"Increased maximum number of open files to 10032 (it was originally set to 2048)."`)
 		if got != "[maxclients 10000]" || lim.Cur != 10032 {
 			t.Errorf("maxclients %s, open-file limit %d; want 10000, 10032", got, lim.Cur)
 		}
@@ -166,9 +162,7 @@ func TestMaxClientsRaisesFileLimit(t *testing.T) {
 	if got != "[maxclients 2016]" || lim.Cur != 2048 {
 		t.Errorf("maxclients %s, open-file limit %d; want 2016, 2048", got, lim.Cur)
 	}
-	if want := `"Current maximum open files is 2048. maxclients has been reduced to 2016`; !strings.Contains(s.logs(), want) {
-		t.Errorf("log lacks %s", want)
-	}
+	s.requireLogs(`"Current maximum open files is 2048. maxclients has been reduced to 2016`)
 }
 
 // TestFileLimitTooLowToStart: with 32 descriptors or fewer there is no
@@ -184,7 +178,15 @@ func TestFileLimitTooLowToStart(t *testing.T) {
 	if s.exitCode() == 0 {
 		t.Errorf("exit status 0")
 	}
-	if want := "Your current 'ulimit -n' of 32 is not enough for the server to start. Please increase your open file limit to at least 10032. Exiting."; !strings.Contains(s.logs(), want) {
-		t.Errorf("log lacks %q", want)
+	s.requireLogs("Your current 'ulimit -n' of 32 is not enough for the server to start. Please increase your open file limit to at least 10032. Exiting.")
+}
+
+// requireLogs fails the test for each text the process has not logged.
+func (s *proc) requireLogs(texts ...string) {
+	s.t.Helper()
+	for _, want := range texts {
+		if !strings.Contains(s.logs(), want) {
+			s.t.Errorf("log lacks %s", want)
+		}
 	}
 }
