@@ -350,7 +350,13 @@ func (c *Client) readLoop(reqs chan<- []request) {
 	// batch is gathered (not yet handed over).
 	var handed int64
 	collecting := false
-	authed := func() bool { return c.authed.Load() || s.config().RequirePass == "" }
+	authed := func() bool {
+		if c.authed.Load() {
+			return true
+		}
+		cfg := s.config()
+		return defaultUserHasNoPassword(&cfg)
+	}
 	rr := resp.NewRequestReader(c.nc,
 		func() int64 { return s.config().ProtoMaxBulkLen },
 		func() bool {

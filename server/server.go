@@ -331,7 +331,7 @@ func (s *Server) accept(nc net.Conn) {
 		return
 	default:
 	}
-	c := newClient(s, nc, s.nextClientID.Add(1), cfg.RequirePass == "")
+	c := newClient(s, nc, s.nextClientID.Add(1), defaultUserHasNoPassword(&cfg))
 	c.reqs = make(chan []request, reqQueue)
 	s.clients[c.id] = c
 	s.wg.Add(1)

@@ -287,17 +287,12 @@ func (rr *RequestReader) readMultibulk() ([][]byte, error) {
 	if !h.ok || n > maxMultibulkLen {
 		return nil, ProtocolError("invalid multibulk length")
 	}
-	authed := true
-	if n > UnauthMultibulkMax {
-		if authed = rr.authed(); !authed {
-			return nil, ProtocolError("unauthenticated multibulk length")
-		}
-	}
 	if n <= 0 {
 		return nil, nil
 	}
-	if n <= UnauthMultibulkMax {
-		authed = rr.authed()
+	authed := rr.authed()
+	if n > UnauthMultibulkMax && !authed {
+		return nil, ProtocolError("unauthenticated multibulk length")
 	}
 	maxBulk := rr.maxBulk()
 	// Like Redis, do not trust "*N" for the slice capacity.
