@@ -105,6 +105,11 @@ var requestLengthCases = []rawCase{
 	{"dollar inline", "$4\r\nPING\r\n" + rawEnd, "", false},
 	{"blank lines", "\r\nPING\r\n\nPING\n" + rawEnd, "+PONG\r\n+PONG\r\n" + rawEndReply, false},
 	{"long count line", "*" + strings.Repeat("1", 70000) + "\r\n", "", true},
+	{"long inline ending in the last read", "ECHO " + strings.Repeat("a", 70000) + "\r\n" + rawEnd,
+		"$70000\r\n" + strings.Repeat("a", 70000) + "\r\n" + rawEndReply, false},
+	{"long inline past the read", "ECHO " + strings.Repeat("a", 90000) + "\r\n",
+		"-ERR Protocol error: too big inline request\r\n", true},
+	{"unbalanced quotes", "ECHO \"a\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n", true},
 	{"long count line past the read", "*" + strings.Repeat("1", 90000) + "\r\n",
 		"-ERR Protocol error: too big mbulk count string\r\n", true},
 }
