@@ -37,8 +37,13 @@ type Config struct {
 	Dir string
 	// RequirePass is "requirepass": the default user's password ("" = none).
 	RequirePass string
-	// MaxClients is "maxclients".
+	// MaxClients is "maxclients". At start-up cmd/streamd lowers it to what
+	// the open-file limit allows, as Redis does (server.FitMaxClients).
 	MaxClients int
+	// ProtectedMode is "protected-mode" (default yes): with no password for
+	// the default user, only loopback clients are served; others get
+	// Redis's DENIED text and are disconnected.
+	ProtectedMode bool
 	// ProtoMaxBulkLen is "proto-max-bulk-len": the largest bulk a client may send.
 	ProtoMaxBulkLen int64
 	// StreamNodeMaxEntries is "stream-node-max-entries".
@@ -147,6 +152,7 @@ func Default() Config {
 		Port:                 6379,
 		Dir:                  "./data",
 		MaxClients:           10000,
+		ProtectedMode:        true,
 		ProtoMaxBulkLen:      512 << 20,
 		StreamNodeMaxEntries: 100,
 		StreamNodeMaxBytes:   4096,

@@ -71,6 +71,13 @@ func (p *Directive) doc(help string) *Directive {
 	return p
 }
 
+// settable lets CONFIG SET change p (a helper constructor made it
+// immutable), and returns p.
+func (p *Directive) settable() *Directive {
+	p.immutable = false
+	return p
+}
+
 // quote marks p's value as a string CONFIG REWRITE writes quoted, and
 // returns p.
 func (p *Directive) quote() *Directive {
@@ -241,7 +248,9 @@ var directives = func() []*Directive {
 			set: func(c *Config, v string) error { c.RequirePass = v; return nil }, quoted: true,
 			help: `password of the default user ("" = no AUTH needed)`},
 		intParam("maxclients", 1, math.MaxUint32, func(c *Config) *int { return &c.MaxClients }, false).
-			doc("most client connections at once (more are refused)"),
+			doc("most client connections at once (more are refused; lowered at start-up to fit the open-file limit)"),
+		boolParam("protected-mode", func(c *Config) *bool { return &c.ProtectedMode }).settable().
+			doc("yes: with no password for the default user, refuse clients not on loopback (Redis's DENIED)"),
 		{name: "proto-max-bulk-len", get: func(c *Config) string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
 			set: func(c *Config, v string) error {
 				n, err := parseInt(v, 1<<20, math.MaxInt64, true)

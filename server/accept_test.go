@@ -2,10 +2,16 @@ package server
 
 import (
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"syscall"
 	"testing"
+	"time"
+
+	"streamd/config"
+	"streamd/internal/testutil"
+	"streamd/replication"
 )
 
 // TestTransientAccept: out of descriptors, buffers or memory and aborted
@@ -24,5 +30,27 @@ func TestTransientAccept(t *testing.T) {
 		if transientAccept(err) {
 			t.Errorf("%v: transient", err)
 		}
+	}
+}
+
+// TestAcceptErrorLogRateLimited: a burst of EMFILE from accept is logged
+// at most once a second (the later line counting the ones left out), and
+// the server keeps serving through it.
+func TestAcceptErrorLogRateLimited(t *testing.T) {
+	const fails = 9 // backoffs 5ms..1s: about 2.5s in all
+	w := &testutil.LineCounter{Text: "accept failed"}
+	cfg := config.Default()
+	cfg.Dir = t.TempDir()
+	shard := replication.NewShard()
+	defer shard.Close(false)
+	srv := New(cfg, shard, slog.New(slog.NewTextHandler(w, nil)))
+	ln := testutil.NewFailingListener(fails)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	testutil.RequireLoggedOncePerSecond(t, ln, w, start)
+	srv.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }

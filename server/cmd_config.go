@@ -90,6 +90,13 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 		}
 	}
 	s.cfgMu.Unlock()
+	// A larger maxclients needs the open-file limit raised first, as
+	// Redis's updateMaxclients does; refused if it cannot be.
+	if seen["maxclients"] {
+		if err := s.setMaxClients(next.MaxClients); err != nil {
+			return configSetError("maxclients", err.Error())
+		}
+	}
 	// Propose and reconfigure without holding cfgMu: a replicated setting
 	// may be forwarded to another node, which may at that moment be
 	// forwarding its own CONFIG SET here.

@@ -70,6 +70,12 @@ type Client struct {
 	// backlog counts the requests the reader parsed that the connection
 	// goroutine has not started yet (the pipelined backlog).
 	backlog atomic.Int64
+	// ran counts the requests the connection goroutine has run; while
+	// ranWait is set it signals ranCh after each, for a reader waiting
+	// for an AUTH it handed over to run (waitRan).
+	ran     atomic.Int64
+	ranWait atomic.Bool
+	ranCh   chan struct{}
 
 	// Cluster routing (route.go, forward.go); the connection goroutine's.
 
@@ -147,6 +153,7 @@ func newClient(s *Server, nc net.Conn, id int64, authed bool) *Client {
 		closed:     make(chan struct{}),
 		stop:       make(chan struct{}),
 		unblockCh:  make(chan BlockResult, 1),
+		ranCh:      make(chan struct{}, 1),
 		onShard:    -1,
 	}
 	c.out.init()
@@ -305,6 +312,13 @@ func (s *Server) serveClient(c *Client) {
 			}
 			s.dispatchIn(c, req.args, pl, now)
 			batch[i] = request{} // let the arguments go
+			c.ran.Add(1)
+			if c.ranWait.Load() {
+				select {
+				case c.ranCh <- struct{}{}:
+				default:
+				}
+			}
 			if c.quit {
 				pl.drain()
 				c.flush()
@@ -332,10 +346,31 @@ func (c *Client) readLoop(reqs chan<- []request) {
 	defer close(reqs)
 	defer close(c.closed)
 	s := c.srv
+	// handed counts the requests handed over; collecting is set while a
+	// batch is gathered (not yet handed over).
+	var handed int64
+	collecting := false
+	authed := func() bool {
+		if c.authed.Load() {
+			return true
+		}
+		cfg := s.config()
+		return defaultUserHasNoPassword(&cfg)
+	}
 	rr := resp.NewRequestReader(c.nc,
 		func() int64 { return s.config().ProtoMaxBulkLen },
-		func() bool { return c.authed.Load() || s.config().RequirePass == "" })
+		func() bool {
+			// Redis runs the requests before this one (an AUTH among
+			// them) before it applies the limits for clients that have
+			// not authenticated; a request taken while a batch is
+			// gathered is left to the general path, which waits.
+			if authed() {
+				return true
+			}
+			return !collecting && c.waitRan(handed) && authed()
+		})
 	send := func(batch []request) bool {
+		handed += int64(len(batch))
 		c.backlog.Add(int64(len(batch)))
 		select {
 		case reqs <- batch:
@@ -365,6 +400,7 @@ func (c *Client) readLoop(reqs chan<- []request) {
 		}
 		batch := make([]request, 1, 8)
 		batch[0].args = args
+		collecting = true
 		for len(batch) < maxPipeline && rr.Buffered() > 0 {
 			more, ok := rr.ReadBuffered()
 			if !ok {
@@ -372,10 +408,26 @@ func (c *Client) readLoop(reqs chan<- []request) {
 			}
 			batch = append(batch, request{args: more})
 		}
+		collecting = false
 		if !send(batch) {
 			return
 		}
 	}
+}
+
+// waitRan waits until the connection goroutine has run n requests; false
+// if the connection ended first.
+func (c *Client) waitRan(n int64) bool {
+	c.ranWait.Store(true)
+	defer c.ranWait.Store(false)
+	for c.ran.Load() < n {
+		select {
+		case <-c.ranCh:
+		case <-c.stop:
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Client) isInCommand() bool {

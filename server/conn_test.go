@@ -19,14 +19,20 @@ import (
 // when the test ends.
 func startTestServer(t testing.TB, mod func(*config.Config)) (*Server, string) {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startTestServerOn(t, ln, mod)
+}
+
+// startTestServerOn is startTestServer serving ln.
+func startTestServerOn(t testing.TB, ln net.Listener, mod func(*config.Config)) (*Server, string) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Dir = t.TempDir()
 	if mod != nil {
 		mod(&cfg)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
 	}
 	shard := replication.NewShard()
 	srv := New(cfg, shard, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/lograte"
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/metrics"
@@ -254,6 +255,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	})
 	s.mu.Unlock()
 	var backoff time.Duration
+	logLimit := lograte.New(time.Second)
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
@@ -265,9 +267,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			if transientAccept(err) {
 				// Out of file descriptors or memory, or a connection
 				// aborted before it was accepted: back off as net/http
-				// does instead of spinning or giving up.
+				// does instead of spinning or giving up, and log it at
+				// most once a second.
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.log.Warn("accept failed", "err", err, "retry", backoff)
+				if ok, n := logLimit.Allow(); ok {
+					s.log.Warn("accept failed", "err", err, "retry", backoff, "suppressed", n)
+				}
 				time.Sleep(backoff)
 				continue
 			}
@@ -295,8 +300,9 @@ func transientAccept(err error) bool {
 	return false
 }
 
-// accept registers a new connection, or refuses it when maxclients is
-// reached with Redis's error (then closes it, as Redis does).
+// accept registers a new connection, or refuses it with Redis's error when
+// maxclients is reached or protected mode refuses its address
+// (protected.go), then closes it, as Redis does.
 func (s *Server) accept(nc net.Conn) {
 	s.stats.ConnectionsReceived.Add(1)
 	cfg := s.config()
@@ -310,10 +316,12 @@ func (s *Server) accept(nc net.Conn) {
 	s.mu.Lock()
 	if len(s.clients)-s.internalClients >= cfg.MaxClients {
 		s.mu.Unlock()
-		s.stats.RejectedConnections.Add(1)
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+		s.refuse(nc, "-ERR max number of clients reached\r\n")
+		return
+	}
+	if protectedModeRefuses(&cfg, nc.RemoteAddr()) {
+		s.mu.Unlock()
+		go s.refuse(nc, deniedProtectedMode) // never stall accepting
 		return
 	}
 	select {
@@ -323,7 +331,7 @@ func (s *Server) accept(nc net.Conn) {
 		return
 	default:
 	}
-	c := newClient(s, nc, s.nextClientID.Add(1), cfg.RequirePass == "")
+	c := newClient(s, nc, s.nextClientID.Add(1), defaultUserHasNoPassword(&cfg))
 	c.reqs = make(chan []request, reqQueue)
 	s.clients[c.id] = c
 	s.wg.Add(1)

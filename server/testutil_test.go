@@ -26,22 +26,34 @@ import (
 // no persistence and returns its address; it is shut down when the test ends.
 func startRedis(t testing.TB) string {
 	t.Helper()
+	return startRedisOn(t, "127.0.0.1")
+}
+
+// startRedisOn is startRedis bound to host (an address of this machine)
+// as well as 127.0.0.1, where it is checked; it returns host's address.
+func startRedisOn(t testing.TB, host string) string {
+	t.Helper()
 	bin := testutil.RequireTool(t, "redis-server")
 	dir := t.TempDir()
+	bind := []string{"127.0.0.1"}
+	if host != "127.0.0.1" {
+		bind = append(bind, host)
+	}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		port := testutil.FreePort(t)
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		args := append(append([]string{"--port", strconv.Itoa(port), "--bind"}, bind...),
 			"--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
 			"--logfile", filepath.Join(dir, "redis.log"))
+		cmd := exec.Command(bin, args...)
 		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start redis-server: %v", err)
 		}
 		exited := make(chan struct{})
 		go func() { cmd.Wait(); close(exited) }()
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		if lastErr = waitPing(addr, exited, 10*time.Second); lastErr == nil {
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		if lastErr = waitPing(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), exited, 10*time.Second); lastErr == nil {
 			t.Cleanup(func() {
 				cmd.Process.Kill()
 				<-exited

@@ -147,8 +147,19 @@ func (s *proc) exited() bool {
 // if still running, and its output is logged when the test failed.
 func startServer(t *testing.T, port int, dir string, extra ...string) *proc {
 	t.Helper()
+	return startServerVia(t, nil, port, dir, extra...)
+}
+
+// startServerVia is startServer with the binary run by a wrapper command
+// (prlimit, setpriv) that execs it.
+func startServerVia(t *testing.T, wrapper []string, port int, dir string, extra ...string) *proc {
+	t.Helper()
 	bin := streamdBinary(t)
-	var args []string
+	args := append([]string(nil), wrapper[min(1, len(wrapper)):]...)
+	if len(wrapper) > 0 {
+		args = append(args, bin)
+		bin = wrapper[0]
+	}
 	if len(extra) > 0 && !strings.HasPrefix(extra[0], "-") {
 		args = append(args, extra[0])
 		extra = extra[1:]

@@ -130,6 +130,11 @@ func run(args []string, logOut io.Writer) error {
 	log := config.NewLogger(cfg, logOut, level)
 	log.Info("streamd starting", "pid", os.Getpid(), "config-file", cfg.ConfigFile,
 		"loglevel", cfg.LogLevel, "log-format", cfg.LogFormat)
+	// As Redis at start-up: raise the open-file limit for maxclients, or
+	// lower maxclients to fit it (CONFIG GET then shows the lower value).
+	if cfg.MaxClients, err = server.FitMaxClients(cfg.MaxClients, log); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("dir: %w", err)
 	}

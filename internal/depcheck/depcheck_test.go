@@ -4,7 +4,7 @@
 // replication/state → groups → pel → streams, the leaves (config,
 // replication/wire, replication/logstore, server/resp, server/observe,
 // server/tracking, server/info, server/clients, server/xargs, server/cmdinfo, internal/mux,
-// internal/keywait, internal/glob, internal/acl) import no layer above them, config is
+// internal/keywait, internal/glob, internal/acl, internal/lograte) import no layer above them, config is
 // imported only by cmd/streamd and server, and
 // the engine packages stay pure (no clock, no
 // randomness, no network/Raft/metrics libraries).
@@ -56,7 +56,8 @@ var leaves = map[string][]string{
 	"server/clients":       {"server/resp"},                                // CLIENT's info line, LIST/KILL filters, name checks, HELP
 	"server/xargs":         {"server/resp", "replication/wire", "streams"}, // stream commands' arguments → wire ops
 	"server/cmdinfo":       {"server/resp", "internal/glob"},               // COMMAND INFO/DOCS/LIST from plain descriptions
-	"internal/mux":         nil,
+	"internal/mux":         {"internal/lograte"},
+	"internal/lograte":     nil, // a log line at most once a period
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
 	"internal/acl":         {"internal/glob"}, // ACL users: rules, checks, aclfile, ACL LOG

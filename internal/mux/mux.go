@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"streamd/internal/lograte"
 )
 
 // Magic opens every connection to the raft port.
@@ -117,6 +119,7 @@ func (m *Mux) Serve() {
 	go func() {
 		defer m.wg.Done()
 		var delay time.Duration
+		logLimit := lograte.New(time.Second)
 		for {
 			c, err := m.ln.Accept()
 			if err != nil {
@@ -127,9 +130,12 @@ func (m *Mux) Serve() {
 					return
 				}
 				// A transient accept error (for example too many open
-				// files): back off and keep serving.
+				// files): back off and keep serving, logging at most
+				// once a second.
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				m.log.Warn("raft port: accept failed", "err", err, "retry_in", delay)
+				if ok, n := logLimit.Allow(); ok {
+					m.log.Warn("raft port: accept failed", "err", err, "retry_in", delay, "suppressed", n)
+				}
 				time.Sleep(delay)
 				continue
 			}

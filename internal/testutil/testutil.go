@@ -1,6 +1,8 @@
 // Package testutil holds the helpers that tests in several packages share:
-// polling instead of sleeping, free loopback ports, and the rule for the
-// external Redis tools (skip locally without them, fail in CI).
+// polling instead of sleeping, free loopback ports, the rule for the
+// external Redis tools (skip locally without them, fail in CI), and a
+// listener out of file descriptors with the check that its accept errors
+// are logged at most once a second.
 package testutil
 
 import (

@@ -15,7 +15,8 @@ import (
 type Stats struct {
 	// ConnectionsReceived counts accepted connections.
 	ConnectionsReceived atomic.Int64
-	// RejectedConnections counts connections refused at maxclients.
+	// RejectedConnections counts connections refused at maxclients or by
+	// protected mode.
 	RejectedConnections atomic.Int64
 	// CommandsProcessed counts commands that ran (Called).
 	CommandsProcessed atomic.Int64

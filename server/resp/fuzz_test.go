@@ -93,6 +93,8 @@ func FuzzRequestReader(f *testing.F) {
 		"\"unterminated",
 		"set a 'it\\'s'\r\n",
 		"*1\n$1\na\r\n",
+		"*-0\r\n", "*00\r\n", "*-9223372036854775808\r\n", "*1\r\n$-0\r\n", "*1\r\n$00\r\n\r\n",
+		"*1\rx$4\ryPINGzz", "*1\r\n\r\n", "*1\x00\r\n$1\r\na\r\n", "PING\x00\r\n", "*2\r\n$1\r\na\r\n$1\r\n\x00\r\n",
 		// Inputs past the 64 KiB line limit are left to TestRequestReader:
 		// as seeds they slow the fuzzer (minimizing them) for little gain.
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"strconv"
 )
 
 // Limits of Redis's request parser (server.h, networking.c).
@@ -166,27 +165,37 @@ func (rr *RequestReader) ReadBuffered() ([][]byte, bool) {
 }
 
 // parseLenCRLF parses the decimal length starting at b[i] (1 to 9 digits, no
-// sign) and the "\r\n" after it; it returns the length and the index after
-// the "\n", or false if b holds anything else there or ends first.
+// sign, no leading zero but in "0" itself) and the "\r\n" after it; it
+// returns the length and the index after the "\n", or false if b holds
+// anything else there or ends first (the general path then answers as Redis
+// does).
 func parseLenCRLF(b []byte, i int) (n, next int, ok bool) {
 	j := i
 	for ; j < len(b) && j-i < 10 && b[j] >= '0' && b[j] <= '9'; j++ {
 		n = n*10 + int(b[j]-'0')
 	}
-	if j == i || j-i > 9 || j+1 >= len(b) || b[j] != '\r' || b[j+1] != '\n' {
+	if j == i || j-i > 9 || (b[i] == '0' && j-i > 1) || j+1 >= len(b) || b[j] != '\r' || b[j+1] != '\n' {
 		return 0, 0, false
 	}
 	return n, j + 2, true
 }
 
-// readLine reads up to "\n" (without it, and without a "\r" before it),
-// refusing lines longer than InlineMaxSize with tooBig.
-func (rr *RequestReader) readLine(tooBig string) ([]byte, error) {
+// readUntil reads a line as Redis finds it in its query buffer: up to the
+// first delim ('\r' for a multibulk or bulk header, '\n' for an inline
+// request), returned without it. Redis looks for it with strchr, which
+// stops at a NUL byte: a line with a NUL before its end is never found, so
+// Redis waits for more bytes until over InlineMaxSize are buffered and then
+// answers tooBig; so does readUntil (discarding them). Redis gives up on a
+// line when over InlineMaxSize bytes are buffered with no end in them; it
+// reads 16 KiB at a time, as this reader's buffer does, so a line whose end
+// arrives in the read that crosses the limit is still taken (and then
+// refused by its parser).
+func (rr *RequestReader) readUntil(delim byte, tooBig string) ([]byte, error) {
 	var line []byte
 	for {
-		frag, err := rr.r.ReadSlice('\n')
-		if len(line)+len(frag) > InlineMaxSize {
-			return nil, ProtocolError(tooBig)
+		frag, err := rr.r.ReadSlice(delim)
+		if bytes.IndexByte(frag, 0) >= 0 {
+			return nil, rr.discardStuck(len(line)+len(frag), tooBig)
 		}
 		if err == nil {
 			if line == nil {
@@ -194,25 +203,67 @@ func (rr *RequestReader) readLine(tooBig string) ([]byte, error) {
 			} else {
 				line = append(line, frag...)
 			}
-			break
+			return line[:len(line)-1], nil
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			line = append(line, frag...)
-			continue
+		line = append(line, frag...)
+		if len(line) > InlineMaxSize {
+			return nil, ProtocolError(tooBig)
 		}
-		return nil, err
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
 	}
-	line = line[:len(line)-1]
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
+}
+
+// discardStuck reads and drops bytes until more than InlineMaxSize have
+// arrived since the start of a line Redis cannot find the end of (n so
+// far), then answers tooBig, as Redis does; or ends with the connection.
+func (rr *RequestReader) discardStuck(n int, tooBig string) error {
+	for n <= InlineMaxSize {
+		if _, err := rr.r.Peek(1); err != nil {
+			return err
+		}
+		k, _ := rr.r.Discard(rr.r.Buffered())
+		n += k
 	}
-	return line, nil
+	return ProtocolError(tooBig)
+}
+
+// header is a parsed "*N" or "$N" line: its first byte (0 for an empty
+// line) and its length, if string2ll accepts the rest.
+type header struct {
+	kind byte
+	n    int64
+	ok   bool
+}
+
+// readHeader reads a "*N" or "$N" line as Redis does: up to the first
+// '\r', then the byte after it, which Redis skips unchecked (it is the
+// '\n' of a well-formed request).
+func (rr *RequestReader) readHeader(tooBig string) (header, error) {
+	line, err := rr.readUntil('\r', tooBig)
+	if err != nil {
+		return header{}, err
+	}
+	// Parse before reading on: line points into the read buffer.
+	var h header
+	if len(line) > 0 {
+		h.kind = line[0]
+		h.n, h.ok = ParseInt64(line[1:])
+	}
+	if _, err := rr.r.ReadByte(); err != nil {
+		return header{}, unexpectedEOF(err)
+	}
+	return h, nil
 }
 
 func (rr *RequestReader) readInline() ([][]byte, error) {
-	line, err := rr.readLine("too big inline request")
+	line, err := rr.readUntil('\n', "too big inline request")
 	if err != nil {
 		return nil, err
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
 	}
 	args, ok := SplitArgs(line)
 	if !ok {
@@ -221,13 +272,19 @@ func (rr *RequestReader) readInline() ([][]byte, error) {
 	return args, nil
 }
 
+// readMultibulk reads a "*N" request as Redis's processMultibulkBuffer:
+// lengths are parsed by string2ll (no '+', no leading zeros, no "-0", no
+// spaces), N above INT_MAX is refused, N <= 0 is an empty request (skipped),
+// a bulk length below 0 or above proto-max-bulk-len is refused, and before
+// AUTH at most UnauthMultibulkMax arguments of at most UnauthBulkMax bytes
+// are accepted.
 func (rr *RequestReader) readMultibulk() ([][]byte, error) {
-	line, err := rr.readLine("too big mbulk count string")
+	h, err := rr.readHeader("too big mbulk count string")
 	if err != nil {
 		return nil, err
 	}
-	n, err := strconv.ParseInt(string(line[1:]), 10, 64)
-	if err != nil || n > maxMultibulkLen {
+	n := h.n
+	if !h.ok || n > maxMultibulkLen {
 		return nil, ProtocolError("invalid multibulk length")
 	}
 	if n <= 0 {
@@ -241,19 +298,21 @@ func (rr *RequestReader) readMultibulk() ([][]byte, error) {
 	// Like Redis, do not trust "*N" for the slice capacity.
 	args := make([][]byte, 0, min(n, 1024))
 	for i := int64(0); i < n; i++ {
-		line, err := rr.readLine("too big bulk count string")
+		h, err := rr.readHeader("too big bulk count string")
 		if err != nil {
 			return nil, err
 		}
-		if len(line) == 0 || line[0] != '$' {
-			got := ""
-			if len(line) > 0 {
-				got = string(line[:1])
+		if h.kind != '$' {
+			// Redis names the byte where '$' should be; an empty line
+			// has its '\r' there, which an error reply shows as a space.
+			got := " "
+			if h.kind != 0 {
+				got = string([]byte{h.kind})
 			}
 			return nil, ProtocolError("expected '$', got '" + got + "'")
 		}
-		size, err := strconv.ParseInt(string(line[1:]), 10, 64)
-		if err != nil || size < 0 || size > maxBulk {
+		size := h.n
+		if !h.ok || size < 0 || size > maxBulk {
 			return nil, ProtocolError("invalid bulk length")
 		}
 		if size > UnauthBulkMax && !authed {

@@ -61,6 +61,24 @@ func TestRequestReader(t *testing.T) {
 		{"too big count", "*" + big, true, nil, "too big mbulk count string"},
 		{"unauthenticated multibulk", "*11\r\n", false, nil, "unauthenticated multibulk length"},
 		{"unauthenticated bulk", "*1\r\n$20000\r\n", false, nil, "unauthenticated bulk length"},
+		{"unauthenticated signed count", "*+11\r\n", false, nil, "invalid multibulk length"},
+		// Lengths are read by string2ll: no sign, no leading zero, no "-0".
+		{"plus bulk length", "*1\r\n$+4\r\nPING\r\n", true, nil, "invalid bulk length"},
+		{"plus count", "*+1\r\n$4\r\nPING\r\n", true, nil, "invalid multibulk length"},
+		{"zero-led count", "*01\r\n$4\r\nPING\r\n", true, nil, "invalid multibulk length"},
+		{"zero-led bulk length", "*1\r\n$04\r\nPING\r\n", true, nil, "invalid bulk length"},
+		{"minus zero count", "*-0\r\n", true, nil, "invalid multibulk length"},
+		{"most negative count is empty", "*-9223372036854775808\r\nPING\r\n", true, [][]string{{"PING"}}, ""},
+		// A header ends at its first '\r'; the byte after it is skipped.
+		{"LF-only count", "*1\n$4\r\nPING\r\n", true, nil, "invalid multibulk length"},
+		{"CR and any byte", "*1\rx$4\ryPINGzz", true, [][]string{{"PING"}}, ""},
+		{"empty bulk header", "*1\r\n\r\n", true, nil, "expected '$', got ' '"},
+		// A NUL hides a line's end, as from Redis's strchr.
+		{"NUL in count", "*1\x00\r\n$4\r\nPING\r\n", true, nil, ""},
+		{"NUL in count, then 64 KiB", "*1\x00\r\n" + big, true, nil, "too big mbulk count string"},
+		{"NUL in inline", "PING\x00\r\n" + big, true, nil, "too big inline request"},
+		{"long count line ending in the last read", "*" + strings.Repeat("1", InlineMaxSize+100) + "\r\n", true, nil,
+			"invalid multibulk length"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
