@@ -94,9 +94,16 @@ type Config struct {
 	// NodeID is "node-id": this node's Raft server ID ("" = single node).
 	NodeID string
 	// RaftAddr is "raft-addr": host:port of the one Raft TCP port (all
-	// shards, the internal RPCs and forwarded client commands). It is
-	// trusted: never expose it outside the cluster's network.
+	// shards, the internal RPCs and forwarded client commands). Every
+	// connection on it proves it comes from a member (tls-cluster,
+	// cluster-secret or requirepass) before anything else.
 	RaftAddr string
+	// ClusterSecret is "cluster-secret": the shared secret members prove
+	// they know on the raft port (challenge–response; never sent).
+	ClusterSecret string
+	// ClusterSecretFile is "cluster-secret-file": a file whose content,
+	// trimmed, is the cluster secret (instead of ClusterSecret).
+	ClusterSecretFile string
 	// Bootstrap is "bootstrap" (yes/no): start a new cluster with this node
 	// as every shard's only voter.
 	Bootstrap bool

@@ -323,7 +323,13 @@ var directives = func() []*Directive {
 			}, immutable: true, quoted: true,
 			help: `this node's Raft ID ("" = single node, no cluster)`},
 		addrParam("raft-addr", func(c *Config) *string { return &c.RaftAddr }).
-			doc("host:port of the Raft port, listened on and advertised (trusted: keep it private)"),
+			doc("host:port of the Raft port, listened on and advertised (only members get in: see cluster-secret, tls-cluster)"),
+		{name: "cluster-secret", get: func(c *Config) string { return c.ClusterSecret },
+			set: func(c *Config, v string) error { c.ClusterSecret = v; return nil }, immutable: true, quoted: true,
+			help: `shared secret nodes prove on the raft port, never sent ("" = requirepass's, unless tls-cluster)`},
+		{name: "cluster-secret-file", get: func(c *Config) string { return c.ClusterSecretFile },
+			set: func(c *Config, v string) error { c.ClusterSecretFile = v; return nil }, immutable: true, quoted: true,
+			help: "file whose content (trimmed) is cluster-secret; it must be readable and not empty"},
 		boolParam("bootstrap", func(c *Config) *bool { return &c.Bootstrap }).
 			doc("start a new cluster with this node as every shard's only voter"),
 		addrParam("join", func(c *Config) *string { return &c.Join }).

@@ -37,9 +37,10 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 			Uptime: time.Since(s.startTime), ServerTimeUsec: time.Now().UnixMicro(), Executable: exe}
 	case "clients":
 		s.mu.Lock()
-		n := len(s.clients)
+		n, internal := len(s.clients)-s.internalClients, s.internalClients
 		s.mu.Unlock()
-		d.Clients = info.Clients{Connected: n, MaxClients: s.config().MaxClients, BlockedClients: s.stats.BlockedClients.Load()}
+		d.Clients = info.Clients{Connected: n, ClusterConnections: internal, MaxClients: s.config().MaxClients,
+			BlockedClients: s.stats.BlockedClients.Load()}
 	case "memory":
 		d.Memory = info.ReadMemory()
 	case "persistence":

@@ -196,10 +196,11 @@ func (s *Server) raftTimings() router.Timings {
 }
 
 // ServeInternal serves a RESP connection from another node (handed over by
-// the raft port's mux, where cmd/streamd registers it for mux.KindRESP):
-// authenticated, as the raft port is trusted, and never forwarded again nor
-// answered MOVED. It is not counted against maxclients and ends with the
-// server.
+// the raft port's mux, where cmd/streamd registers it for mux.KindRESP,
+// once the peer has proven in the port's handshake that it is a member):
+// authenticated, and never forwarded again nor answered MOVED. It is not
+// counted against maxclients, does not show in CLIENT LIST (INFO counts it
+// as a cluster connection) and ends with the server.
 func (s *Server) ServeInternal(nc net.Conn) {
 	s.mu.Lock()
 	select {
@@ -409,19 +410,28 @@ func (s *Server) removeClient(c *Client) {
 	s.mu.Unlock()
 }
 
-// clientByID returns the connected client with that ID, or nil.
+// clientByID returns the connected client with that ID, or nil; nil for
+// another node's connection (ServeInternal), which clients cannot see.
 func (s *Server) clientByID(id int64) *Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clients[id]
+	if c := s.clients[id]; c != nil && !c.internal {
+		return c
+	}
+	return nil
 }
 
-// clientList returns the connected clients in ID order (CLIENT LIST's order).
+// clientList returns the connected clients in ID order (CLIENT LIST's and
+// CLIENT KILL's), without other nodes' connections: those are the
+// cluster's, counted apart (INFO's cluster_connections), and a client
+// cannot list or kill them.
 func (s *Server) clientList() []*Client {
 	s.mu.Lock()
-	list := make([]*Client, 0, len(s.clients))
+	list := make([]*Client, 0, len(s.clients)-s.internalClients)
 	for _, c := range s.clients {
-		list = append(list, c)
+		if !c.internal {
+			list = append(list, c)
+		}
 	}
 	s.mu.Unlock()
 	sortClients(list)

@@ -19,8 +19,10 @@
 // client port). With --node-id and --raft-addr it is a member of a Raft
 // cluster: --bootstrap starts a new cluster, --join asks a member (its client
 // port) to add this node, --peers bootstraps every node with a static list;
-// a restarted member needs none of them. The raft port is trusted (internal
-// commands skip AUTH): never expose it outside the cluster's network.
+// a restarted member needs none of them. Every connection to the raft port
+// proves it comes from a member (tls-cluster, cluster-secret, or
+// requirepass: see clusterauth.go and package mux); a node whose raft
+// address is not loopback refuses to start without any of them.
 package main
 
 import (
@@ -143,6 +145,9 @@ func run(args []string, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.RaftAuth, err = raftAuth(cfg, log); err != nil {
+		return err
+	}
 	logStartup(log, cfg)
 	node, err := replication.OpenNode(opts)
 	if err != nil {
@@ -157,7 +162,7 @@ func run(args []string, logOut io.Writer) error {
 	logShards(log, node)
 	if node.Clustered() {
 		log.Info("Raft port listening", "raft-addr", node.RaftAddr(), "node-id", node.ID(),
-			"advertised-client-addr", node.ClientAddr())
+			"advertised-client-addr", node.ClientAddr(), "auth", node.Mux().Mode().String())
 	}
 	cfg.LogStore = logStore
 	lns, err := listen(cfg, log)
