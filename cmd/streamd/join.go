@@ -115,10 +115,17 @@ func raftAdd(addr, pass, id, raftAddr string, timeout time.Duration) error {
 		}
 	}
 	err = respCall(conn, r, "RAFT", "ADD", id, raftAddr)
-	if err != nil && strings.HasPrefix(err.Error(), "ERR unknown command") {
+	if err != nil && (strings.HasPrefix(err.Error(), "ERR unknown command") || credentialsDiffer(err.Error())) {
 		return permanentError{err.Error()}
 	}
 	return err
+}
+
+// credentialsDiffer reports whether a RAFT ADD failed because the member
+// and this node prove membership differently (mux's handshake refused the
+// member's call to this node): retrying cannot help.
+func credentialsDiffer(msg string) bool {
+	return strings.Contains(msg, "the peer's mode differs") || strings.Contains(msg, "could not prove it holds the cluster key")
 }
 
 // respCall writes one command as a RESP array of bulk strings and reads
