@@ -133,6 +133,35 @@ type Config struct {
 	// BalanceLeaders is "balance-leaders" (yes/no, default yes): spread
 	// shard leadership over the voters.
 	BalanceLeaders bool
+
+	// TLS settings (Redis's names; config/tls.go). The paths, protocols and
+	// ciphers are kept as given; tlsconf loads and checks them (TLSFiles).
+
+	// TLSPort is "tls-port": the client TLS port on the bind addresses
+	// (0 = off). With a TLSPort, Port 0 means no plain TCP port, as Redis.
+	TLSPort int
+	// TLSCertFile is "tls-cert-file".
+	TLSCertFile string
+	// TLSKeyFile is "tls-key-file".
+	TLSKeyFile string
+	// TLSKeyFilePass is "tls-key-file-pass".
+	TLSKeyFilePass string
+	// TLSCACertFile is "tls-ca-cert-file".
+	TLSCACertFile string
+	// TLSCACertDir is "tls-ca-cert-dir".
+	TLSCACertDir string
+	// TLSAuthClients is "tls-auth-clients": yes (default), no or optional.
+	TLSAuthClients string
+	// TLSProtocols is "tls-protocols" ("" = TLSv1.2 and TLSv1.3).
+	TLSProtocols string
+	// TLSCiphersuites is "tls-ciphersuites" (TLS 1.3; "" = all).
+	TLSCiphersuites string
+	// TLSCiphers is "tls-ciphers" (TLS 1.2; "" = Go's defaults).
+	TLSCiphers string
+	// TLSPreferServerCiphers is "tls-prefer-server-ciphers".
+	TLSPreferServerCiphers bool
+	// TLSCluster is "tls-cluster": mutual TLS on the raft port (start-up only).
+	TLSCluster bool
 }
 
 // Cluster defaults (Default).
@@ -171,6 +200,7 @@ func Default() Config {
 		RaftLeaseTimeout:     DefaultRaftLeaseTimeout,
 		QuorumTimeout:        DefaultQuorumTimeout,
 		BalanceLeaders:       true,
+		TLSAuthClients:       "yes",
 	}
 }
 

@@ -233,7 +233,7 @@ var directives = func() []*Directive {
 			}, immutable: true,
 			help: `client addresses to listen on, space-separated ("-addr" = skip if it cannot be bound, "*" = all)`},
 		intParam("port", 0, 65535, func(c *Config) *int { return &c.Port }, true).
-			doc("client TCP port (0 = any free port; a cluster node needs a fixed one)"),
+			doc("client TCP port (0 = off when a tls-port is set, else any free port; a cluster node needs a fixed one)"),
 		{name: "dir", get: func(c *Config) string { return c.Dir },
 			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true, quoted: true,
 			help: "data directory: Raft log, snapshots, LOCK (shard N > 0 in dir/shard-N)"},
@@ -389,6 +389,7 @@ var directives = func() []*Directive {
 		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
 			doc("entries the SLOWLOG keeps"),
 	}
+	ps = append(ps, tlsDirectives()...)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()

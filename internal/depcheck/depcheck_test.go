@@ -46,7 +46,7 @@ var layers = map[string]int{
 // streams, node RPCs) and the server (forwarded commands) both plug into,
 // so neither calls back into the other.
 var leaves = map[string][]string{
-	"config":               {"server/resp"},
+	"config":               {"server/resp", "internal/tlsconf"},
 	"replication/wire":     {"streams"},
 	"replication/logstore": nil,
 	"server/resp":          nil,                                            // the protocol alone
@@ -57,6 +57,7 @@ var leaves = map[string][]string{
 	"server/xargs":         {"server/resp", "replication/wire", "streams"}, // stream commands' arguments → wire ops
 	"server/cmdinfo":       {"server/resp", "internal/glob"},               // COMMAND INFO/DOCS/LIST from plain descriptions
 	"internal/mux":         nil,
+	"internal/tlsconf":     nil, // the tls-* settings → crypto/tls configurations (stdlib only)
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
 	"internal/depcheck":    nil,
