@@ -110,6 +110,10 @@ type Config struct {
 	// Join is "join": a member's client host:port; at start-up the node
 	// asks it (RAFT ADD) to add this node to every shard.
 	Join string
+	// JoinTLS is "join-tls" (yes/no): Join is a TLS client port (tls-port);
+	// the node connects with its tls-cert-file and checks the member's
+	// certificate against the CA and Join's host.
+	JoinTLS bool
 	// Peers is "peers": a static member list "id=host:port,..." (raft
 	// addresses, self included) every node bootstraps with.
 	Peers string

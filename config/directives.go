@@ -334,6 +334,8 @@ var directives = func() []*Directive {
 			doc("start a new cluster with this node as every shard's only voter"),
 		addrParam("join", func(c *Config) *string { return &c.Join }).
 			doc("client host:port of a member to join the cluster through (RAFT ADD)"),
+		boolParam("join-tls", func(c *Config) *bool { return &c.JoinTLS }).
+			doc("join is a TLS client port (tls-port): connect with tls-cert-file, verify it against the CA"),
 		{name: "peers", get: func(c *Config) string { return c.Peers },
 			set: func(c *Config, v string) error {
 				if _, err := ParsePeers(v); err != nil {

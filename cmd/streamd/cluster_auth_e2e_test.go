@@ -8,6 +8,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -332,4 +333,44 @@ func nonLoopbackIP(t *testing.T) string {
 	}
 	t.Skip("no non-loopback IPv4 address (TestClusterCredentials checks the rule itself)")
 	return ""
+}
+
+// TestClusterAuthTLSE2E: three nodes with tls-cluster (and a password,
+// which then does not key the raft port): no TLS, a certificate from
+// another CA, or TLS without a certificate gets nothing.
+func TestClusterAuthTLSE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	const pass = "pw"
+	certs, other := genCerts(t, "cluster"), genCerts(t, "other")
+	nodes := start3Nodes(t, append([]string{"--requirepass", pass, "--maxclients", strconv.Itoa(attackMaxClients)}, certs.flags()...)...)
+	if !strings.Contains(nodes[0].p.logs(), "auth=tls-cluster") {
+		t.Fatalf("n1 does not say its raft port uses tls-cluster:\n%s", nodes[0].p.logs())
+	}
+	ol := other.loader(t)
+	attackCluster(t, nodes, pass, mux.ModeTLS, map[string]mux.Auth{
+		"no credentials": {}, "the password": {Password: pass},
+		"a certificate from another CA":             {ServerTLS: ol.ClusterServerConfig(), ClientTLS: ol.ClusterClientConfig()},
+		"another CA's certificate and the password": {ServerTLS: ol.ClusterServerConfig(), ClientTLS: ol.ClusterClientConfig(), Password: pass},
+		"TLS without a certificate":                 {ClientTLS: &tls.Config{InsecureSkipVerify: true}},
+		"TLS without a certificate, with a secret":  {ClientTLS: &tls.Config{InsecureSkipVerify: true}, Secret: pass},
+	})
+	testutil.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if l := nodes[0].p.logs(); !strings.Contains(l, "raft port: tls-cluster handshake failed") {
+			return errors.New("no TLS refusal in n1's log")
+		}
+		return nil
+	})
+	// A node with the other CA's certificate cannot join.
+	port, raftPort := pickPort(t), pickPort(t)
+	bad := &clusterNode{id: "n4", port: port, raftPort: raftPort, dir: filepath.Join(t.TempDir(), "n4")}
+	bad.p = startServer(t, port, bad.dir, bad.args(append([]string{"--requirepass", pass, "--join", nodes[0].p.addr()}, other.flags()...)...)...)
+	if !bad.p.waitExit(60 * time.Second) {
+		t.Fatalf("n4 with another CA still running:\n%s", bad.p.logs())
+	}
+	if l := bad.p.logs(); bad.p.exitCode() != 1 || !strings.Contains(l, "tls-cluster handshake") {
+		t.Fatalf("n4 exit %d:\n%s", bad.p.exitCode(), l)
+	}
+	waitVoters(t, nodes, 3)
 }

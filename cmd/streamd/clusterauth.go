@@ -10,6 +10,7 @@ import (
 
 	"streamd/config"
 	"streamd/internal/mux"
+	"streamd/internal/tlsconf"
 )
 
 // errNoClusterCredentials is the start-up refusal of a cluster node whose
@@ -41,7 +42,10 @@ func clusterCredentials(cfg config.Config) (secret, warn string, err error) {
 			return "", "", fmt.Errorf("cluster-secret-file %s is empty", cfg.ClusterSecretFile)
 		}
 	}
-	if secret != "" || cfg.RequirePass != "" {
+	if cfg.TLSCluster && cfg.TLSCACertFile == "" && cfg.TLSCACertDir == "" {
+		return "", "", errors.New("tls-cluster needs tls-ca-cert-file or tls-ca-cert-dir: the CA the other nodes' certificates must chain to")
+	}
+	if secret != "" || cfg.TLSCluster || cfg.RequirePass != "" {
 		return secret, "", nil
 	}
 	if !loopbackAddr(cfg.RaftAddr) {
@@ -66,9 +70,11 @@ func loopbackAddr(hostport string) bool {
 
 // raftAuth is the raft port's mux.Auth for cfg: the cluster secret (see
 // clusterCredentials), requirepass as it is at start-up (used only when
-// neither a secret nor tls-cluster is set), and tls-cluster's
-// configurations. It logs the warning of a loopback port without any.
-func raftAuth(cfg config.Config, log *slog.Logger) (mux.Auth, error) {
+// neither a secret nor tls-cluster is set), and with tls-cluster the
+// loader's cluster configurations (mutual TLS, chains to the CA, no host
+// names). loader is the node's TLS loader, or nil to load one here. It
+// logs the warning of a loopback port without credentials.
+func raftAuth(cfg config.Config, log *slog.Logger, loader *tlsconf.Loader) (mux.Auth, error) {
 	secret, warn, err := clusterCredentials(cfg)
 	if err != nil || cfg.NodeID == "" {
 		return mux.Auth{}, err
@@ -76,5 +82,25 @@ func raftAuth(cfg config.Config, log *slog.Logger) (mux.Auth, error) {
 	if warn != "" {
 		log.Warn(warn)
 	}
-	return mux.Auth{Secret: secret, Password: cfg.RequirePass}, nil
+	a := mux.Auth{Secret: secret, Password: cfg.RequirePass}
+	if cfg.TLSCluster {
+		if loader, err = tlsLoader(cfg, loader); err != nil {
+			return mux.Auth{}, err
+		}
+		a.ServerTLS, a.ClientTLS = loader.ClusterServerConfig(), loader.ClusterClientConfig()
+	}
+	return a, nil
+}
+
+// tlsLoader returns loader, or when it is nil loads the tls-* files of
+// cfg (tls-cluster or join-tls without a tls-port).
+func tlsLoader(cfg config.Config, loader *tlsconf.Loader) (*tlsconf.Loader, error) {
+	if loader != nil {
+		return loader, nil
+	}
+	l, err := tlsconf.NewLoader(cfg.TLSFiles())
+	if err != nil {
+		return nil, fmt.Errorf("TLS configuration: %w", err)
+	}
+	return l, nil
 }

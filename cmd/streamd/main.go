@@ -145,7 +145,7 @@ func run(args []string, logOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if opts.RaftAuth, err = raftAuth(cfg, log); err != nil {
+	if opts.RaftAuth, err = raftAuth(cfg, log, nil); err != nil {
 		return err
 	}
 	logStartup(log, cfg)
