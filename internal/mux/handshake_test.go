@@ -378,7 +378,7 @@ type testCA struct {
 	pool *x509.CertPool
 }
 
-func newTestCA(t *testing.T, name string) *testCA {
+func newTestCA(t testing.TB, name string) *testCA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -401,7 +401,7 @@ func newTestCA(t *testing.T, name string) *testCA {
 
 // auth is a node certificate from the CA, as tls-cluster's pair of
 // configurations (chain to the CA required both ways, no host name).
-func (ca *testCA) auth(t *testing.T) Auth {
+func (ca *testCA) auth(t testing.TB) Auth {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -523,5 +523,55 @@ func TestRateLog(t *testing.T) {
 	r.warn(log, "x")
 	if !strings.Contains(b.String(), "suppressed=4") || !strings.Contains(b.String(), "msg=y") {
 		t.Fatalf("no suppressed count:\n%s", b.String())
+	}
+}
+
+// TestHandshakeUnknownKindOrShard: a member naming a kind nobody handles
+// or a shard the node does not have is closed after the handshake.
+func TestHandshakeUnknownKindOrShard(t *testing.T) {
+	logEveryRefusal(t)
+	tm := startMux(t, Auth{Secret: "k"})
+	d := dialer(t, Auth{Secret: "k"})
+	for what, kind := range map[string]Kind{"unknown kind": 99, "unhandled RESP": KindRESP} {
+		c, err := d.Dial(tm.addr, kind, 0, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		closedByPeer(t, what, c)
+	}
+	waitLog(t, tm, "unknown connection kind")
+	c, err := d.Dial(tm.addr, KindRaft, 5, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	closedByPeer(t, "unknown shard", c)
+	waitLog(t, tm, "connection for an unknown shard")
+}
+
+// BenchmarkHandshake is one Dial (connect and handshake) to a local mux
+// with a secret, and with tls-cluster.
+func BenchmarkHandshake(b *testing.B) {
+	ca := newTestCA(b, "bench")
+	for name, auth := range map[string]Auth{"secret": {Secret: "k"}, "tls": ca.auth(b)} {
+		b.Run(name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := New(ln, ln.Addr().String(), 1, slog.New(slog.NewTextHandler(io.Discard, nil)), auth)
+			m.Handle(KindRPC, func(c net.Conn, _ int) { c.Close() })
+			m.Serve()
+			defer m.Close()
+			d := New(ln, "", 1, slog.New(slog.NewTextHandler(io.Discard, nil)), auth)
+			for b.Loop() {
+				c, err := d.Dial(ln.Addr().String(), KindRPC, 0, time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Close()
+			}
+		})
 	}
 }

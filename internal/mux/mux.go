@@ -231,7 +231,8 @@ func (m *Mux) hand(conn net.Conn, kind Kind, shard int) {
 		}
 		h.fn(tc, shard)
 	default:
-		m.log.Debug("raft port: unknown connection kind", "kind", uint8(kind), "remote", conn.RemoteAddr().String())
+		// A member (it passed the handshake) of another version.
+		m.log.Warn("raft port: unknown connection kind", "kind", uint8(kind), "remote", conn.RemoteAddr().String())
 		conn.Close()
 	}
 }
