@@ -5,6 +5,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/tlsconf"
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/metrics"
@@ -95,6 +97,10 @@ type Server struct {
 	// (cmd_slowlog.go, cmd_monitor.go).
 	slowlog  observe.SlowLog
 	monitors observe.Monitors
+
+	// tls holds the client port's TLS certificates (tls.go): set by
+	// SetTLS before ServeTLS, reloaded by CONFIG SET tls-*.
+	tls atomic.Pointer[tlsconf.Loader]
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and
@@ -234,7 +240,11 @@ func (s *Server) config() config.Config {
 
 // Serve accepts connections on ln until Close is called, then returns nil;
 // it returns an accept error that is not due to Close.
-func (s *Server) Serve(ln net.Listener) error {
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, nil) }
+
+// serve is Serve, each connection wrapped in TLS with tlsCfg when it is
+// not nil (ServeTLS).
+func (s *Server) serve(ln net.Listener, tlsCfg *tls.Config) error {
 	s.mu.Lock()
 	select {
 	case <-s.done:
@@ -274,7 +284,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		s.accept(nc)
+		s.accept(nc, tlsCfg)
 	}
 }
 
@@ -296,8 +306,10 @@ func transientAccept(err error) bool {
 }
 
 // accept registers a new connection, or refuses it when maxclients is
-// reached with Redis's error (then closes it, as Redis does).
-func (s *Server) accept(nc net.Conn) {
+// reached with Redis's error (then closes it, as Redis does). With tlsCfg
+// the connection is wrapped in TLS; its handshake runs on the
+// connection's own goroutine (see handshake), never here.
+func (s *Server) accept(nc net.Conn, tlsCfg *tls.Config) {
 	s.stats.ConnectionsReceived.Add(1)
 	cfg := s.config()
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -307,10 +319,17 @@ func (s *Server) accept(nc net.Conn) {
 			tc.SetKeepAlivePeriod(time.Duration(cfg.TCPKeepAlive) * time.Second)
 		}
 	}
+	if tlsCfg != nil {
+		nc = s.wrapTLS(nc, tlsCfg)
+	}
 	s.mu.Lock()
 	if len(s.clients)-s.internalClients >= cfg.MaxClients {
 		s.mu.Unlock()
 		s.stats.RejectedConnections.Add(1)
+		if tc, ok := nc.(*tls.Conn); ok {
+			go s.rejectTLS(tc)
+			return
+		}
 		nc.SetWriteDeadline(time.Now().Add(time.Second))
 		nc.Write([]byte("-ERR max number of clients reached\r\n"))
 		nc.Close()
@@ -350,7 +369,9 @@ func (s *Server) Close() error {
 			ln.Close()
 		}
 		for _, c := range s.clients {
-			if cr, ok := c.nc.(interface{ CloseRead() error }); !ok || cr.CloseRead() != nil {
+			// A TLS connection is half-closed underneath: its reader
+			// sees the end of the stream, its replies still go out.
+			if cr, ok := rawConn(c.nc).(interface{ CloseRead() error }); !ok || cr.CloseRead() != nil {
 				c.nc.Close()
 			}
 		}

@@ -1,8 +1,6 @@
 package tlsconf
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
@@ -16,85 +14,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"streamd/internal/tlsconf/tlstest"
 )
 
-// pki is a CA and the files of certificates it signed, in a temporary
-// directory.
-type pki struct {
-	t      *testing.T
-	dir    string
-	ca     *x509.Certificate
-	key    *ecdsa.PrivateKey
-	serial int64
+// issue is tlstest's Issue as (certificate file, key file, serial).
+func issue(p *tlstest.PKI, name string, bare bool, usages ...x509.ExtKeyUsage) (string, string, int64) {
+	c := p.Issue(name, bare, usages...)
+	return c.CertFile, c.KeyFile, c.Serial
 }
-
-func newPKI(t *testing.T, name string) *pki {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name + " CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(der)
-	p := &pki{t: t, dir: t.TempDir(), ca: ca, key: key, serial: 100}
-	p.write("ca.crt", "CERTIFICATE", der)
-	return p
-}
-
-func (p *pki) write(name, typ string, der []byte) string {
-	path := filepath.Join(p.dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		p.t.Fatal(err)
-	}
-	return path
-}
-
-// issue writes name.crt and name.key: an ECDSA certificate for 127.0.0.1
-// and localhost (no names when bare), with the given extended key usages;
-// it returns the two paths and the serial.
-func (p *pki) issue(name string, bare bool, usages ...x509.ExtKeyUsage) (string, string, int64) {
-	p.t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  usages,
-	}
-	if !bare {
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		tmpl.DNSNames = []string{"localhost"}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return p.write(name+".crt", "CERTIFICATE", der), p.write(name+".key", "EC PRIVATE KEY", kder), p.serial
-}
-
-func (p *pki) caFile() string { return filepath.Join(p.dir, "ca.crt") }
 
 // handshake runs a TLS handshake between the two configurations over a
 // loopback TCP connection (buffered, so that both sides may write at
@@ -147,32 +75,23 @@ func handshake(t *testing.T, server, client *tls.Config) (tls.ConnectionState, e
 	return cl.ConnectionState(), serr, cerr
 }
 
-func clientWith(t *testing.T, p *pki, certFile, keyFile string) *tls.Config {
+func clientWith(t *testing.T, p *tlstest.PKI, certFile, keyFile string) *tls.Config {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AddCert(p.ca)
-	c := &tls.Config{RootCAs: pool, ServerName: "localhost"}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Always sent: Go's client would otherwise send nothing when the
-		// server's acceptable CAs do not include its issuer.
-		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+	if certFile == "" {
+		return p.ClientConfig(nil)
 	}
-	return c
+	return p.ClientConfig(&tlstest.Cert{CertFile: certFile, KeyFile: keyFile})
 }
 
 // TestAuthClients: tls-auth-clients yes refuses a client without a
 // certificate or with one of another CA; optional accepts none but
 // verifies one given; no does not ask for one.
 func TestAuthClients(t *testing.T) {
-	p := newPKI(t, "main")
-	other := newPKI(t, "other")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
-	cc, ck, _ := p.issue("client", true, x509.ExtKeyUsageClientAuth)
-	oc, ok, _ := other.issue("intruder", true, x509.ExtKeyUsageClientAuth)
+	p := tlstest.New(t, "main")
+	other := tlstest.New(t, "other")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
+	cc, ck, _ := issue(p, "client", true, x509.ExtKeyUsageClientAuth)
+	oc, ok, _ := issue(other, "intruder", true, x509.ExtKeyUsageClientAuth)
 	for _, tc := range []struct {
 		auth                       string
 		none, good, foreign, asked bool
@@ -182,7 +101,7 @@ func TestAuthClients(t *testing.T) {
 		{"optional", true, true, false, true},
 		{"no", true, true, true, false},
 	} {
-		l, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.caFile(), AuthClients: tc.auth})
+		l, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.CAFile, AuthClients: tc.auth})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,10 +133,10 @@ func TestAuthClients(t *testing.T) {
 // TestReload: a reload swaps the certificate for the next handshake; a
 // failed one keeps the old certificate and names the problem.
 func TestReload(t *testing.T) {
-	p := newPKI(t, "main")
-	s1, k1, serial1 := p.issue("server1", false, x509.ExtKeyUsageServerAuth)
-	s2, k2, serial2 := p.issue("server2", false, x509.ExtKeyUsageServerAuth)
-	f := Files{CertFile: s1, KeyFile: k1, CAFile: p.caFile(), AuthClients: "no"}
+	p := tlstest.New(t, "main")
+	s1, k1, serial1 := issue(p, "server1", false, x509.ExtKeyUsageServerAuth)
+	s2, k2, serial2 := issue(p, "server2", false, x509.ExtKeyUsageServerAuth)
+	f := Files{CertFile: s1, KeyFile: k1, CAFile: p.CAFile, AuthClients: "no"}
 	l, err := NewLoader(f)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +166,7 @@ func TestReload(t *testing.T) {
 		want string
 	}{
 		{Files{CertFile: s1, KeyFile: k2, AuthClients: "no"}, "private key does not match"},
-		{Files{CertFile: filepath.Join(p.dir, "nope.crt"), KeyFile: k2, AuthClients: "no"}, "nope.crt"},
+		{Files{CertFile: filepath.Join(p.Dir, "nope.crt"), KeyFile: k2, AuthClients: "no"}, "nope.crt"},
 		{Files{CertFile: k1, KeyFile: k1, AuthClients: "no"}, "tls-cert-file " + k1 + ": no PEM certificate"},
 		{Files{CertFile: s2, KeyFile: k2}, "either tls-ca-cert-file or tls-ca-cert-dir must be specified"},
 		{Files{CertFile: s2, KeyFile: k2, AuthClients: "no", Protocols: "SSLv3"}, "Invalid tls-protocols specified"},
@@ -268,7 +187,7 @@ func TestReload(t *testing.T) {
 // tls-key-file-pass; a wrong or missing passphrase, and a PKCS#8
 // encrypted key, are clear errors.
 func TestEncryptedKey(t *testing.T) {
-	p := newPKI(t, "main")
+	p := tlstest.New(t, "main")
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -276,17 +195,14 @@ func TestEncryptedKey(t *testing.T) {
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "rsa"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile := p.write("rsa.crt", "CERTIFICATE", der)
+	der := p.Sign(tmpl, &key.PublicKey)
+	certFile := p.Write("rsa.crt", "CERTIFICATE", der)
 	//lint:ignore SA1019 the legacy format is what is being tested.
 	blk, err := x509.EncryptPEMBlock(rand.Reader, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(key), []byte("secret"), x509.PEMCipherAES256) //nolint:staticcheck
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyFile := filepath.Join(p.dir, "rsa.key")
+	keyFile := filepath.Join(p.Dir, "rsa.key")
 	os.WriteFile(keyFile, pem.EncodeToMemory(blk), 0o600)
 	if _, err := NewLoader(Files{CertFile: certFile, KeyFile: keyFile, KeyFilePass: "secret", AuthClients: "no"}); err != nil {
 		t.Fatalf("with the passphrase: %v", err)
@@ -299,7 +215,7 @@ func TestEncryptedKey(t *testing.T) {
 		!strings.Contains(err.Error(), "tls-key-file-pass is not set") {
 		t.Fatalf("no passphrase: %v", err)
 	}
-	pk8 := p.write("pk8.key", "ENCRYPTED PRIVATE KEY", []byte{0x30, 0x00})
+	pk8 := p.Write("pk8.key", "ENCRYPTED PRIVATE KEY", []byte{0x30, 0x00})
 	if _, err := NewLoader(Files{CertFile: certFile, KeyFile: pk8, KeyFilePass: "secret", AuthClients: "no"}); err == nil ||
 		!strings.Contains(err.Error(), "PKCS#8 encrypted keys are not supported") || !strings.Contains(err.Error(), "-traditional") {
 		t.Fatalf("PKCS#8: %v", err)
@@ -311,20 +227,20 @@ func TestEncryptedKey(t *testing.T) {
 // a peer of another CA is refused on either side; no certificate is
 // refused by the listener.
 func TestCluster(t *testing.T) {
-	p := newPKI(t, "main")
-	other := newPKI(t, "other")
-	ac, ak, _ := p.issue("node-a", true) // no names, no EKU
-	bc, bk, _ := p.issue("node-b", true, x509.ExtKeyUsageServerAuth)
-	xc, xk, _ := other.issue("intruder", true)
-	la, err := NewLoader(Files{CertFile: ac, KeyFile: ak, CAFile: p.caFile(), AuthClients: "no"})
+	p := tlstest.New(t, "main")
+	other := tlstest.New(t, "other")
+	ac, ak, _ := issue(p, "node-a", true) // no names, no EKU
+	bc, bk, _ := issue(p, "node-b", true, x509.ExtKeyUsageServerAuth)
+	xc, xk, _ := issue(other, "intruder", true)
+	la, err := NewLoader(Files{CertFile: ac, KeyFile: ak, CAFile: p.CAFile, AuthClients: "no"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := NewLoader(Files{CertFile: bc, KeyFile: bk, CAFile: p.caFile()})
+	lb, err := NewLoader(Files{CertFile: bc, KeyFile: bk, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lx, err := NewLoader(Files{CertFile: xc, KeyFile: xk, CAFile: p.caFile()})
+	lx, err := NewLoader(Files{CertFile: xc, KeyFile: xk, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,14 +272,14 @@ func TestCluster(t *testing.T) {
 // TestClientConfig: a tool dialing the client port verifies the server
 // against the CA, host name included, and presents its certificate.
 func TestClientConfig(t *testing.T) {
-	p := newPKI(t, "main")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
-	cc, ck, _ := p.issue("client", true, x509.ExtKeyUsageClientAuth)
-	srv, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.caFile()})
+	p := tlstest.New(t, "main")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
+	cc, ck, _ := issue(p, "client", true, x509.ExtKeyUsageClientAuth)
+	srv, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := NewLoader(Files{CertFile: cc, KeyFile: ck, CAFile: p.caFile()})
+	cl, err := NewLoader(Files{CertFile: cc, KeyFile: ck, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,11 +297,11 @@ func TestClientConfig(t *testing.T) {
 
 // TestCADir: tls-ca-cert-dir reads every file holding certificates.
 func TestCADir(t *testing.T) {
-	p := newPKI(t, "main")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
-	cc, ck, _ := p.issue("client", true, x509.ExtKeyUsageClientAuth)
+	p := tlstest.New(t, "main")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
+	cc, ck, _ := issue(p, "client", true, x509.ExtKeyUsageClientAuth)
 	dir := t.TempDir()
-	data, _ := os.ReadFile(p.caFile())
+	data, _ := os.ReadFile(p.CAFile)
 	os.WriteFile(filepath.Join(dir, "0a1b2c3d.0"), data, 0o600)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("not a certificate"), 0o600)
 	l, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CADir: dir})
@@ -424,8 +340,8 @@ func TestProtocolsAndCiphers(t *testing.T) {
 			t.Errorf("%q = %x..%x, %v", tc.in, min, max, err)
 		}
 	}
-	p := newPKI(t, "main")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
+	p := tlstest.New(t, "main")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
 	base := Files{CertFile: sc, KeyFile: sk, AuthClients: "no"}
 
 	// TLS 1.2 only: a TLS 1.3-only client is refused.
