@@ -305,7 +305,9 @@ func TestTLSClientListAndInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	keepalive := 0
-	sc.Control(func(fd uintptr) { keepalive, err = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_KEEPALIVE) })
+	sc.Control(func(fd uintptr) {
+		keepalive, err = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_KEEPALIVE)
+	})
 	if err != nil || keepalive == 0 {
 		t.Fatalf("SO_KEEPALIVE = %d, %v", keepalive, err)
 	}
