@@ -14,7 +14,7 @@ import (
 // CONFIG SET ("Unable to update TLS configuration") rather than the line.
 func tlsDirectives() []*Directive {
 	return []*Directive{
-		intParam("tls-port", 0, 65535, func(c *Config) *int { return &c.TLSPort }, true).
+		intParam("tls-port", 0, 65535, func(c *Config) *int { return &c.TLSPort }, false).
 			doc("client TLS port, on the same bind addresses as port (0 = off; with a tls-port, port 0 turns plain TCP off)"),
 		tlsString("tls-cert-file", func(c *Config) *string { return &c.TLSCertFile },
 			"PEM certificate (chain) presented to clients and, with tls-cluster, to other nodes"),

@@ -116,8 +116,8 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	for i, ch := range changes {
 		names[i] = ch.p.Name()
 	}
-	if name, failed := s.reloadTLS(&next, names); failed {
-		return configSetError(name, errTLSReload)
+	if name, reason, failed := s.applyTLS(&next, names); failed {
+		return configSetError(name, reason)
 	}
 	// Store only the parameters this command set (another CONFIG SET may
 	// have changed others meanwhile); they were validated above.

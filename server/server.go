@@ -101,6 +101,10 @@ type Server struct {
 	// tls holds the client port's TLS certificates (tls.go): set by
 	// SetTLS before ServeTLS, reloaded by CONFIG SET tls-*.
 	tls atomic.Pointer[tlsconf.Loader]
+	// tlsListeners are the TLS port's listeners, listen binds a new one
+	// (tls.go; both guarded by mu).
+	tlsListeners map[net.Listener]struct{}
+	listen       func(port int) ([]net.Listener, error)
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and
@@ -245,15 +249,31 @@ func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, nil) }
 // serve is Serve, each connection wrapped in TLS with tlsCfg when it is
 // not nil (ServeTLS).
 func (s *Server) serve(ln net.Listener, tlsCfg *tls.Config) error {
+	if !s.register(ln, tlsCfg != nil) {
+		return nil
+	}
+	return s.acceptLoop(ln, tlsCfg)
+}
+
+// register adds ln to the listeners Close (and, for a TLS one, CONFIG SET
+// tls-port) closes, and starts the background tasks with the first one.
+// After Close it closes ln and returns false.
+func (s *Server) register(ln net.Listener, isTLS bool) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	select {
 	case <-s.done:
-		s.mu.Unlock()
 		ln.Close()
-		return nil
+		return false
 	default:
 	}
 	s.listeners[ln] = struct{}{}
+	if isTLS {
+		if s.tlsListeners == nil {
+			s.tlsListeners = make(map[net.Listener]struct{})
+		}
+		s.tlsListeners[ln] = struct{}{}
+	}
 	// Start the background tasks under s.mu, after the done check: Close
 	// closes done under s.mu before it waits, so this wg.Add happens
 	// before Close's wg.Wait (or does not happen at all).
@@ -262,7 +282,12 @@ func (s *Server) serve(ln net.Listener, tlsCfg *tls.Config) error {
 		s.wg.Add(1)
 		go s.sampleOps()
 	})
-	s.mu.Unlock()
+	return true
+}
+
+// acceptLoop accepts connections on a registered listener until it is
+// closed.
+func (s *Server) acceptLoop(ln net.Listener, tlsCfg *tls.Config) error {
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -271,6 +296,12 @@ func (s *Server) serve(ln net.Listener, tlsCfg *tls.Config) error {
 			case <-s.done:
 				return nil
 			default:
+			}
+			s.mu.Lock()
+			_, live := s.listeners[ln]
+			s.mu.Unlock()
+			if !live { // closed by CONFIG SET tls-port
+				return nil
 			}
 			if transientAccept(err) {
 				// Out of file descriptors or memory, or a connection

@@ -92,33 +92,110 @@ func rawConn(nc net.Conn) net.Conn {
 	return nc
 }
 
-// errTLSReload is Redis's CONFIG SET reason when new TLS settings do not
-// load (the log says why).
-const errTLSReload = "Unable to update TLS configuration. Check server logs."
+// Redis's CONFIG SET reasons when new TLS settings do not load or the new
+// tls-port cannot be bound (the log says why).
+const (
+	errTLSReload = "Unable to update TLS configuration. Check server logs."
+	errTLSListen = "Unable to listen on this port. Check server logs."
+)
 
-// reloadTLS applies a CONFIG SET of tls-* settings: when TLS is in use,
-// next's certificates, keys and settings are loaded and checked, and swapped
-// in for new connections; on failure nothing changes and the reason is
-// logged. It returns the name of the directive to blame (the first TLS one
-// of names) and whether it failed.
-func (s *Server) reloadTLS(next *config.Config, names []string) (string, bool) {
-	first := ""
+// SetListen gives the server the way to bind the client addresses (bind)
+// at a port, for CONFIG SET tls-port (cmd/streamd passes the function it
+// binds the start-up ports with).
+func (s *Server) SetListen(listen func(port int) ([]net.Listener, error)) {
+	s.mu.Lock()
+	s.listen = listen
+	s.mu.Unlock()
+}
+
+// applyTLS applies a CONFIG SET of TLS settings, before the new values are
+// stored: tls-* files and options are loaded and checked and swapped in
+// for new connections when TLS is in use; a new tls-port is bound (its
+// certificates loaded first if TLS was off), then the old TLS listeners
+// closed (connections on them go on). On failure nothing changes and the
+// reason is logged; it returns the directive to blame and Redis's reason.
+func (s *Server) applyTLS(next *config.Config, names []string) (name, reason string, failed bool) {
+	first, portSet := "", false
 	for _, n := range names {
-		if config.IsTLSDirective(n) {
+		if config.IsTLSDirective(n) && first == "" {
 			first = n
-			break
+		}
+		portSet = portSet || n == "tls-port"
+	}
+	cur := s.config()
+	l := s.tls.Load()
+	reloaded := false
+	if first != "" && l != nil {
+		if err := l.Reload(next.TLSFiles()); err != nil {
+			s.log.Warn("Failed applying new configuration. Possibly related to new "+first+" setting. Restoring previous settings.", "err", err)
+			return first, errTLSReload, true
+		}
+		reloaded = true
+		s.log.Info("TLS configuration reloaded", "setting", first, "tls-cert-file", next.TLSCertFile)
+	}
+	if !portSet || next.TLSPort == cur.TLSPort {
+		return "", "", false
+	}
+	restore := func() {
+		if reloaded {
+			l.Reload(cur.TLSFiles()) // they loaded before
 		}
 	}
-	l := s.tls.Load()
-	if first == "" || l == nil {
-		return "", false
+	if next.TLSPort != 0 && l == nil {
+		nl, err := tlsconf.NewLoader(next.TLSFiles())
+		if err != nil {
+			s.log.Warn("Failed applying new configuration. Possibly related to new tls-port setting. Restoring previous settings.", "err", err)
+			return "tls-port", errTLSReload, true
+		}
+		l = nl
+		s.tls.Store(l)
 	}
-	if err := l.Reload(next.TLSFiles()); err != nil {
-		s.log.Warn("Failed applying new configuration. Possibly related to new "+first+" setting. Restoring previous settings.", "err", err)
-		return first, true
+	if err := s.changeTLSPort(next.TLSPort, l); err != nil {
+		s.log.Warn("Failed applying new configuration. Possibly related to new tls-port setting. Restoring previous settings.", "tls-port", next.TLSPort, "err", err)
+		restore()
+		return "tls-port", errTLSListen, true
 	}
-	s.log.Info("TLS configuration reloaded", "setting", first, "tls-cert-file", next.TLSCertFile)
-	return "", false
+	return "", "", false
+}
+
+// changeTLSPort binds the client addresses at port (0: none) for TLS,
+// serves them, and closes the TLS listeners it replaces, as Redis's
+// changeListener.
+func (s *Server) changeTLSPort(port int, l *tlsconf.Loader) error {
+	s.mu.Lock()
+	listen := s.listen
+	s.mu.Unlock()
+	var lns []net.Listener
+	if port != 0 {
+		if listen == nil {
+			return errors.New("the server was given no way to bind addresses (SetListen)")
+		}
+		var err error
+		if lns, err = listen(port); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	for ln := range s.tlsListeners {
+		delete(s.tlsListeners, ln)
+		delete(s.listeners, ln) // its serve loop ends quietly
+		ln.Close()
+	}
+	s.mu.Unlock()
+	cfg := l.ServerConfig()
+	for _, ln := range lns {
+		// Registered now, so that the next CONFIG SET tls-port finds it.
+		if !s.register(ln, true) {
+			continue // the server is closing
+		}
+		s.log.Info("Ready to accept TLS connections", "addr", ln.Addr().String())
+		go func() {
+			if err := s.acceptLoop(ln, cfg); err != nil {
+				s.log.Error("TLS accept failed; the TLS port is closed", "addr", ln.Addr().String(), "err", err)
+			}
+		}()
+	}
+	return nil
 }
 
 // tcpPort is INFO's tcp_port: port, or tls-port when plain TCP is off (as

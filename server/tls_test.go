@@ -68,6 +68,13 @@ func startTLSServer(t *testing.T, mod func(*config.Config)) *tlsServer {
 	shard := replication.NewShard()
 	ts.srv = New(cfg, shard, pquietLog())
 	ts.srv.SetTLS(l)
+	ts.srv.SetListen(func(port int) ([]net.Listener, error) {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			return nil, err
+		}
+		return []net.Listener{ln}, nil
+	})
 	ts.plain, ts.tlsAddr = ln.Addr().String(), tln.Addr().String()
 	done := make(chan error, 2)
 	go func() { done <- ts.srv.Serve(ln) }()
@@ -391,4 +398,54 @@ func TestTLSGracefulClose(t *testing.T) {
 		t.Fatalf("after %d replies: %v, want a clean end of stream (close_notify)", acked, err)
 	}
 	t.Logf("%d of %d answered before the close", acked, n)
+}
+
+// TestTLSPortConfigSet: CONFIG SET tls-port moves the TLS port at run time
+// (connections on the old one go on), refuses a port it cannot bind with
+// Redis's text, and 0 closes it; on a server started without TLS it loads
+// the certificates set before and opens the port.
+func TestTLSPortConfigSet(t *testing.T) {
+	ts := startTLSServer(t, nil)
+	old := ts.mustDialTLS(t, &ts.client)
+	port := testutil.FreePort(t)
+	pexpect(t, old, "+OK", "CONFIG", "SET", "tls-port", strconv.Itoa(port))
+	newAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	c, err := dialTLS(newAddr, ts.pki.ClientConfig(&ts.client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pexpect(t, c, "+PONG", "PING")
+	c.Close()
+	if _, err := net.Dial("tcp", ts.tlsAddr); err == nil {
+		t.Fatal("the old TLS port still accepts")
+	}
+	pexpect(t, old, "+PONG", "PING")
+	pexpect(t, old, `["tls-port", "`+strconv.Itoa(port)+`"]`, "CONFIG", "GET", "tls-port")
+	_, plainPort, _ := net.SplitHostPort(ts.plain)
+	pexpect(t, old, "(error) ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to listen on this port. Check server logs.",
+		"CONFIG", "SET", "tls-port", plainPort)
+	pexpect(t, old, `["tls-port", "`+strconv.Itoa(port)+`"]`, "CONFIG", "GET", "tls-port")
+	pexpect(t, old, "+OK", "CONFIG", "SET", "tls-port", "0")
+	if _, err := net.Dial("tcp", newAddr); err == nil {
+		t.Fatal("tls-port 0 left the TLS port open")
+	}
+
+	// A server started without TLS.
+	srv, addr := startTestServer(t, nil)
+	srv.SetListen(func(port int) ([]net.Listener, error) {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		return []net.Listener{ln}, err
+	})
+	admin := dial(t, addr)
+	port = testutil.FreePort(t)
+	pexpect(t, admin, "+OK", "CONFIG", "SET", "tls-cert-file", ts.server.CertFile, "tls-key-file", ts.server.KeyFile)
+	pexpect(t, admin, "(error) ERR CONFIG SET failed (possibly related to argument 'tls-port') - Unable to update TLS configuration. Check server logs.",
+		"CONFIG", "SET", "tls-port", strconv.Itoa(port)) // tls-auth-clients yes and no CA
+	pexpect(t, admin, "+OK", "CONFIG", "SET", "tls-ca-cert-file", ts.pki.CAFile, "tls-port", strconv.Itoa(port))
+	c, err = dialTLS(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), ts.pki.ClientConfig(&ts.client))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pexpect(t, c, "+PONG", "PING")
 }

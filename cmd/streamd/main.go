@@ -171,6 +171,11 @@ func run(args []string, logOut io.Writer) error {
 	}
 	srv := server.NewNode(cfg, node, log)
 	srv.SetTLS(tlsLoader)
+	srv.SetListen(func(port int) ([]net.Listener, error) {
+		c := cfg
+		c.Port = port
+		return listen(c, log)
+	})
 	if m := node.Mux(); m != nil {
 		// Commands other nodes forward to this one arrive on the raft port.
 		m.HandleDetached(mux.KindRESP, srv.ServeInternal)
@@ -215,6 +220,9 @@ func run(args []string, logOut io.Writer) error {
 			save = srv.ShutdownSave()
 			done = true
 		case serveErr = <-errc:
+			if serveErr == nil {
+				continue // a TLS port closed by CONFIG SET tls-port
+			}
 			log.Error("accept failed, shutting down", "err", serveErr)
 			done = true
 		case err := <-joined:
