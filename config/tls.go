@@ -21,7 +21,7 @@ func tlsDirectives() []*Directive {
 		tlsString("tls-key-file", func(c *Config) *string { return &c.TLSKeyFile },
 			"PEM private key of tls-cert-file"),
 		tlsString("tls-key-file-pass", func(c *Config) *string { return &c.TLSKeyFilePass },
-			`passphrase of an encrypted tls-key-file (legacy PEM encryption, as "openssl genrsa -aes256 -traditional" writes)`),
+			`passphrase of an encrypted tls-key-file (PKCS#8 PBES2, as "openssl genrsa -aes256" writes, or legacy PEM)`),
 		tlsString("tls-ca-cert-file", func(c *Config) *string { return &c.TLSCACertFile },
 			"PEM CA certificates client and node certificates must chain to"),
 		tlsString("tls-ca-cert-dir", func(c *Config) *string { return &c.TLSCACertDir },

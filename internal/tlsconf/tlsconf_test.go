@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -217,8 +218,65 @@ func TestEncryptedKey(t *testing.T) {
 	}
 	pk8 := p.Write("pk8.key", "ENCRYPTED PRIVATE KEY", []byte{0x30, 0x00})
 	if _, err := NewLoader(Files{CertFile: certFile, KeyFile: pk8, KeyFilePass: "secret", AuthClients: "no"}); err == nil ||
-		!strings.Contains(err.Error(), "PKCS#8 encrypted keys are not supported") || !strings.Contains(err.Error(), "-traditional") {
-		t.Fatalf("PKCS#8: %v", err)
+		!strings.Contains(err.Error(), "not a PKCS#8 encrypted key") || !strings.Contains(err.Error(), "convert it with") {
+		t.Fatalf("damaged PKCS#8: %v", err)
+	}
+}
+
+// TestPKCS8Encrypted: the PKCS#8 encrypted keys OpenSSL writes (PBES2 with
+// PBKDF2-HMAC-SHA256/SHA1 and AES-256/128-CBC or 3DES; OpenSSL 3's genrsa
+// default) open with the passphrase; a wrong one is named; PBES1 is
+// refused with how to convert.
+func TestPKCS8Encrypted(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl not on PATH")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(openssl, args...).CombinedOutput(); err != nil {
+			t.Fatalf("openssl %v: %v\n%s", args, err, out)
+		}
+	}
+	plainFile := filepath.Join(dir, "plain.key")
+	run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", plainFile)
+	plainPEM, _ := os.ReadFile(plainFile)
+	blk, _ := pem.Decode(plainPEM)
+	for _, v := range [][]string{
+		{"-v2", "aes-256-cbc"},
+		{"-v2", "aes-128-cbc", "-v2prf", "hmacWithSHA1"},
+		{"-v2", "aes-192-cbc", "-v2prf", "hmacWithSHA512"},
+		{"-v2", "des3"},
+	} {
+		enc := filepath.Join(dir, "enc.key")
+		run(append([]string{"pkcs8", "-topk8", "-in", plainFile, "-out", enc, "-passout", "pass:secret"}, v...)...)
+		data, _ := os.ReadFile(enc)
+		eb, _ := pem.Decode(data)
+		if eb == nil || eb.Type != "ENCRYPTED PRIVATE KEY" {
+			t.Fatalf("%v: not an encrypted PKCS#8 file", v)
+		}
+		der, err := decryptPKCS8(eb.Bytes, "secret")
+		if err != nil || string(der) != string(blk.Bytes) {
+			t.Fatalf("%v: decrypt = %v (same key: %v)", v, err, string(der) == string(blk.Bytes))
+		}
+		if _, err := decryptKey(enc, data, "wrong"); err == nil || !strings.Contains(err.Error(), "wrong tls-key-file-pass") {
+			t.Fatalf("%v, wrong passphrase: %v", v, err)
+		}
+	}
+	// OpenSSL 3's genrsa -aes256 output loads with its certificate.
+	key := filepath.Join(dir, "rsa.key")
+	crt := filepath.Join(dir, "rsa.crt")
+	run("genrsa", "-aes256", "-passout", "pass:secret", "-out", key, "2048")
+	run("req", "-x509", "-new", "-key", key, "-passin", "pass:secret", "-subj", "/CN=rsa", "-days", "1", "-out", crt)
+	if _, err := NewLoader(Files{CertFile: crt, KeyFile: key, KeyFilePass: "secret", AuthClients: "no"}); err != nil {
+		t.Fatalf("genrsa -aes256 key: %v", err)
+	}
+	v1 := filepath.Join(dir, "v1.key")
+	run("pkcs8", "-topk8", "-in", plainFile, "-out", v1, "-passout", "pass:secret", "-v1", "PBE-SHA1-3DES")
+	data, _ := os.ReadFile(v1)
+	if _, err := decryptKey(v1, data, "secret"); err == nil || !strings.Contains(err.Error(), "only PBES2") || !strings.Contains(err.Error(), "convert it with") {
+		t.Fatalf("PBES1: %v", err)
 	}
 }
 
