@@ -147,11 +147,16 @@ func load(f Files) (*state, error) {
 
 // base is the part every configuration shares: versions and TLS 1.2
 // suites.
+//
+// Session resumption is off: a resumed session would skip verifying the
+// client's certificate against the CA in use now (after a reload), and
+// Redis clients keep their connections long enough not to need it.
 func (st *state) base() *tls.Config {
 	return &tls.Config{
-		MinVersion:   st.minVersion,
-		MaxVersion:   st.maxVersion,
-		CipherSuites: st.suites12,
+		MinVersion:             st.minVersion,
+		MaxVersion:             st.maxVersion,
+		CipherSuites:           st.suites12,
+		SessionTicketsDisabled: true,
 	}
 }
 

@@ -475,3 +475,87 @@ func TestProtocolsAndCiphers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGenCertsScript: the certificates `make certs` (scripts/gen-certs.sh)
+// writes load, and serve: the server one to a client presenting the client
+// one; the generic one both ways on the cluster port, as two nodes would.
+func TestGenCertsScript(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not on PATH")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("../../scripts/gen-certs.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("gen-certs.sh: %v\n%s", err, out)
+	}
+	f := func(name string) string { return filepath.Join(dir, name) }
+	srv, err := NewLoader(Files{CertFile: f("server.crt"), KeyFile: f("server.key"), CAFile: f("ca.crt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := NewLoader(Files{CertFile: f("client.crt"), KeyFile: f("client.key"), CAFile: f("ca.crt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"127.0.0.1", "localhost"} {
+		cfg := cli.ClientConfig()
+		cfg.ServerName = name
+		if _, serr, cerr := handshake(t, srv.ServerConfig(), cfg); serr != nil || cerr != nil {
+			t.Fatalf("%s: %v / %v", name, serr, cerr)
+		}
+	}
+	node, err := NewLoader(Files{CertFile: f("streamd.crt"), KeyFile: f("streamd.key"), CAFile: f("ca.crt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, serr, cerr := handshake(t, node.ClusterServerConfig(), node.ClusterClientConfig()); serr != nil || cerr != nil {
+		t.Fatalf("cluster: %v / %v", serr, cerr)
+	}
+}
+
+// TestReloadDuringHandshakes: handshakes and reloads at once (run with
+// -race): every handshake gets one of the two certificates, whole.
+func TestReloadDuringHandshakes(t *testing.T) {
+	p := tlstest.New(t, "main")
+	a := p.Issue("a", false, x509.ExtKeyUsageServerAuth)
+	b := p.Issue("b", false, x509.ExtKeyUsageServerAuth)
+	fa := Files{CertFile: a.CertFile, KeyFile: a.KeyFile, AuthClients: "no"}
+	fb := Files{CertFile: b.CertFile, KeyFile: b.KeyFile, AuthClients: "no"}
+	l, err := NewLoader(fa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			f := fa
+			if i%2 == 1 {
+				f = fb
+			}
+			if err := l.Reload(f); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	srv := l.ServerConfig()
+	for range 20 {
+		cs, serr, cerr := handshake(t, srv, clientWith(t, p, "", ""))
+		if serr != nil || cerr != nil {
+			t.Fatalf("handshake: %v / %v", serr, cerr)
+		}
+		if s := cs.PeerCertificates[0].SerialNumber.Int64(); s != a.Serial && s != b.Serial {
+			t.Fatalf("serial %d", s)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
