@@ -14,14 +14,14 @@ import (
 // CONFIG SET ("Unable to update TLS configuration") rather than the line.
 func tlsDirectives() []*Directive {
 	return []*Directive{
-		intParam("tls-port", 0, 65535, func(c *Config) *int { return &c.TLSPort }, true).
+		intParam("tls-port", 0, 65535, func(c *Config) *int { return &c.TLSPort }, false).
 			doc("client TLS port, on the same bind addresses as port (0 = off; with a tls-port, port 0 turns plain TCP off)"),
 		tlsString("tls-cert-file", func(c *Config) *string { return &c.TLSCertFile },
 			"PEM certificate (chain) presented to clients and, with tls-cluster, to other nodes"),
 		tlsString("tls-key-file", func(c *Config) *string { return &c.TLSKeyFile },
 			"PEM private key of tls-cert-file"),
 		tlsString("tls-key-file-pass", func(c *Config) *string { return &c.TLSKeyFilePass },
-			`passphrase of an encrypted tls-key-file (legacy PEM encryption, as "openssl genrsa -aes256 -traditional" writes)`),
+			`passphrase of an encrypted tls-key-file (PKCS#8 PBES2, as "openssl genrsa -aes256" writes, or legacy PEM)`),
 		tlsString("tls-ca-cert-file", func(c *Config) *string { return &c.TLSCACertFile },
 			"PEM CA certificates client and node certificates must chain to"),
 		tlsString("tls-ca-cert-dir", func(c *Config) *string { return &c.TLSCACertDir },

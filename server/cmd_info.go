@@ -33,7 +33,7 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 		cfg := s.config()
 		exe, _ := os.Executable()
 		d.Server = info.Server{Version: serverVersion, ClusterEnabled: cfg.ClusterEnabled, OS: info.Uname(),
-			GoVersion: runtime.Version(), ProcessID: os.Getpid(), RunID: info.RunID, TCPPort: cfg.Port,
+			GoVersion: runtime.Version(), ProcessID: os.Getpid(), RunID: info.RunID, TCPPort: tcpPort(cfg),
 			Uptime: time.Since(s.startTime), ServerTimeUsec: time.Now().UnixMicro(), Executable: exe}
 	case "clients":
 		s.mu.Lock()

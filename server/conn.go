@@ -332,6 +332,9 @@ func (c *Client) readLoop(reqs chan<- []request) {
 	defer close(reqs)
 	defer close(c.closed)
 	s := c.srv
+	if !s.handshake(c) {
+		return
+	}
 	rr := resp.NewRequestReader(c.nc,
 		func() int64 { return s.config().ProtoMaxBulkLen },
 		func() bool { return c.authed.Load() || s.config().RequirePass == "" })

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/tlsconf"
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/metrics"
@@ -95,6 +97,14 @@ type Server struct {
 	// (cmd_slowlog.go, cmd_monitor.go).
 	slowlog  observe.SlowLog
 	monitors observe.Monitors
+
+	// tls holds the client port's TLS certificates (tls.go): set by
+	// SetTLS before ServeTLS, reloaded by CONFIG SET tls-*.
+	tls atomic.Pointer[tlsconf.Loader]
+	// tlsListeners are the TLS port's listeners, listen binds a new one
+	// (tls.go; both guarded by mu).
+	tlsListeners map[net.Listener]struct{}
+	listen       func(port int) ([]net.Listener, error)
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and
@@ -235,16 +245,36 @@ func (s *Server) config() config.Config {
 
 // Serve accepts connections on ln until Close is called, then returns nil;
 // it returns an accept error that is not due to Close.
-func (s *Server) Serve(ln net.Listener) error {
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, nil) }
+
+// serve is Serve, each connection wrapped in TLS with tlsCfg when it is
+// not nil (ServeTLS).
+func (s *Server) serve(ln net.Listener, tlsCfg *tls.Config) error {
+	if !s.register(ln, tlsCfg != nil) {
+		return nil
+	}
+	return s.acceptLoop(ln, tlsCfg)
+}
+
+// register adds ln to the listeners Close (and, for a TLS one, CONFIG SET
+// tls-port) closes, and starts the background tasks with the first one.
+// After Close it closes ln and returns false.
+func (s *Server) register(ln net.Listener, isTLS bool) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	select {
 	case <-s.done:
-		s.mu.Unlock()
 		ln.Close()
-		return nil
+		return false
 	default:
 	}
 	s.listeners[ln] = struct{}{}
+	if isTLS {
+		if s.tlsListeners == nil {
+			s.tlsListeners = make(map[net.Listener]struct{})
+		}
+		s.tlsListeners[ln] = struct{}{}
+	}
 	// Start the background tasks under s.mu, after the done check: Close
 	// closes done under s.mu before it waits, so this wg.Add happens
 	// before Close's wg.Wait (or does not happen at all).
@@ -253,7 +283,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.wg.Add(1)
 		go s.sampleOps()
 	})
-	s.mu.Unlock()
+	return true
+}
+
+// acceptLoop accepts connections on a registered listener until it is
+// closed.
+func (s *Server) acceptLoop(ln net.Listener, tlsCfg *tls.Config) error {
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -262,6 +297,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			case <-s.done:
 				return nil
 			default:
+			}
+			s.mu.Lock()
+			_, live := s.listeners[ln]
+			s.mu.Unlock()
+			if !live { // closed by CONFIG SET tls-port
+				return nil
 			}
 			if transientAccept(err) {
 				// Out of file descriptors or memory, or a connection
@@ -275,7 +316,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		s.accept(nc)
+		s.accept(nc, tlsCfg)
 	}
 }
 
@@ -297,8 +338,10 @@ func transientAccept(err error) bool {
 }
 
 // accept registers a new connection, or refuses it when maxclients is
-// reached with Redis's error (then closes it, as Redis does).
-func (s *Server) accept(nc net.Conn) {
+// reached with Redis's error (then closes it, as Redis does). With tlsCfg
+// the connection is wrapped in TLS; its handshake runs on the
+// connection's own goroutine (see handshake), never here.
+func (s *Server) accept(nc net.Conn, tlsCfg *tls.Config) {
 	s.stats.ConnectionsReceived.Add(1)
 	cfg := s.config()
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -308,10 +351,17 @@ func (s *Server) accept(nc net.Conn) {
 			tc.SetKeepAlivePeriod(time.Duration(cfg.TCPKeepAlive) * time.Second)
 		}
 	}
+	if tlsCfg != nil {
+		nc = s.wrapTLS(nc, tlsCfg)
+	}
 	s.mu.Lock()
 	if len(s.clients)-s.internalClients >= cfg.MaxClients {
 		s.mu.Unlock()
 		s.stats.RejectedConnections.Add(1)
+		if tc, ok := nc.(*tls.Conn); ok {
+			go s.rejectTLS(tc)
+			return
+		}
 		nc.SetWriteDeadline(time.Now().Add(time.Second))
 		nc.Write([]byte("-ERR max number of clients reached\r\n"))
 		nc.Close()
@@ -351,7 +401,9 @@ func (s *Server) Close() error {
 			ln.Close()
 		}
 		for _, c := range s.clients {
-			if cr, ok := c.nc.(interface{ CloseRead() error }); !ok || cr.CloseRead() != nil {
+			// A TLS connection is half-closed underneath: its reader
+			// sees the end of the stream, its replies still go out.
+			if cr, ok := rawConn(c.nc).(interface{ CloseRead() error }); !ok || cr.CloseRead() != nil {
 				c.nc.Close()
 			}
 		}

@@ -84,7 +84,7 @@ func raftAuth(cfg config.Config, log *slog.Logger, loader *tlsconf.Loader) (mux.
 	}
 	a := mux.Auth{Secret: secret, Password: cfg.RequirePass}
 	if cfg.TLSCluster {
-		if loader, err = tlsLoader(cfg, loader); err != nil {
+		if loader, err = loaderFor(cfg, loader); err != nil {
 			return mux.Auth{}, err
 		}
 		a.ServerTLS, a.ClientTLS = loader.ClusterServerConfig(), loader.ClusterClientConfig()
@@ -92,9 +92,9 @@ func raftAuth(cfg config.Config, log *slog.Logger, loader *tlsconf.Loader) (mux.
 	return a, nil
 }
 
-// tlsLoader returns loader, or when it is nil loads the tls-* files of
+// loaderFor returns loader, or when it is nil loads the tls-* files of
 // cfg (tls-cluster or join-tls without a tls-port).
-func tlsLoader(cfg config.Config, loader *tlsconf.Loader) (*tlsconf.Loader, error) {
+func loaderFor(cfg config.Config, loader *tlsconf.Loader) (*tlsconf.Loader, error) {
 	if loader != nil {
 		return loader, nil
 	}

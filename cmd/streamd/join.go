@@ -79,7 +79,7 @@ func joinTLSConfig(cfg config.Config) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("join %q: %v", cfg.Join, err)
 	}
-	l, err := tlsLoader(cfg, nil)
+	l, err := loaderFor(cfg, nil)
 	if err != nil {
 		return nil, fmt.Errorf("join-tls: %w", err)
 	}

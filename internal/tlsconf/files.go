@@ -55,10 +55,10 @@ func hasBlock(data []byte, typ string) bool {
 	}
 }
 
-// decryptKey returns keyPEM with its private key decrypted when it is a
-// legacy encrypted PEM block ("Proc-Type: 4,ENCRYPTED"), as is otherwise.
-// A PKCS#8 encrypted key ("ENCRYPTED PRIVATE KEY") is refused with how to
-// convert it: the standard library cannot decrypt it.
+// decryptKey returns keyPEM with its private key decrypted when it is
+// encrypted, as is otherwise: a PKCS#8 "ENCRYPTED PRIVATE KEY" (PBES2,
+// OpenSSL 3's default; pkcs8.go) or a legacy PEM block ("Proc-Type:
+// 4,ENCRYPTED", `openssl genrsa -aes256 -traditional`).
 func decryptKey(keyFile string, keyPEM []byte, pass string) ([]byte, error) {
 	rest := keyPEM
 	for {
@@ -68,10 +68,18 @@ func decryptKey(keyFile string, keyPEM []byte, pass string) ([]byte, error) {
 			return nil, fmt.Errorf("tls-key-file %s: no PEM private key in it", keyFile)
 		}
 		if b.Type == "ENCRYPTED PRIVATE KEY" {
-			return nil, fmt.Errorf("tls-key-file %s: PKCS#8 encrypted keys are not supported; "+
-				"convert it with `openssl pkey -in %s -out key.pem` (unencrypted) or "+
-				"`openssl rsa -aes256 -traditional -in %s -out key.pem` (legacy PEM encryption, which tls-key-file-pass can open)",
-				keyFile, keyFile, keyFile)
+			if pass == "" {
+				return nil, fmt.Errorf("tls-key-file %s: the key is encrypted and tls-key-file-pass is not set", keyFile)
+			}
+			der, err := decryptPKCS8(b.Bytes, pass)
+			if errors.Is(err, errWrongPass) {
+				return nil, fmt.Errorf("tls-key-file %s: wrong tls-key-file-pass", keyFile)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("tls-key-file %s: %v; convert it with `openssl pkcs8 -topk8 -v2 aes-256-cbc -in %s -out key.pem`",
+					keyFile, err, keyFile)
+			}
+			return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 		}
 		if !strings.HasSuffix(b.Type, "PRIVATE KEY") {
 			continue

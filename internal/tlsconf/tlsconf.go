@@ -27,9 +27,9 @@ type Files struct {
 	// KeyFile is "tls-key-file": the PEM private key of CertFile.
 	KeyFile string
 	// KeyFilePass is "tls-key-file-pass": the passphrase of an encrypted
-	// KeyFile (legacy "Proc-Type: 4,ENCRYPTED" PEM, as `openssl genrsa
-	// -aes256 -traditional` writes; OpenSSL 3 without -traditional writes
-	// PKCS#8, which is refused with how to convert it).
+	// KeyFile: PKCS#8 "ENCRYPTED PRIVATE KEY" with PBES2 (what OpenSSL 3's
+	// `openssl genrsa -aes256` writes) or legacy "Proc-Type: 4,ENCRYPTED"
+	// PEM (`-traditional`).
 	KeyFilePass string
 	// CAFile is "tls-ca-cert-file": PEM CA certificates that client and
 	// peer certificates must chain to.
@@ -147,11 +147,16 @@ func load(f Files) (*state, error) {
 
 // base is the part every configuration shares: versions and TLS 1.2
 // suites.
+//
+// Session resumption is off: a resumed session would skip verifying the
+// client's certificate against the CA in use now (after a reload), and
+// Redis clients keep their connections long enough not to need it.
 func (st *state) base() *tls.Config {
 	return &tls.Config{
-		MinVersion:   st.minVersion,
-		MaxVersion:   st.maxVersion,
-		CipherSuites: st.suites12,
+		MinVersion:             st.minVersion,
+		MaxVersion:             st.maxVersion,
+		CipherSuites:           st.suites12,
+		SessionTicketsDisabled: true,
 	}
 }
 

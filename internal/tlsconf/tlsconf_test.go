@@ -1,8 +1,6 @@
 package tlsconf
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
@@ -12,89 +10,20 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"streamd/internal/tlsconf/tlstest"
 )
 
-// pki is a CA and the files of certificates it signed, in a temporary
-// directory.
-type pki struct {
-	t      *testing.T
-	dir    string
-	ca     *x509.Certificate
-	key    *ecdsa.PrivateKey
-	serial int64
+// issue is tlstest's Issue as (certificate file, key file, serial).
+func issue(p *tlstest.PKI, name string, bare bool, usages ...x509.ExtKeyUsage) (string, string, int64) {
+	c := p.Issue(name, bare, usages...)
+	return c.CertFile, c.KeyFile, c.Serial
 }
-
-func newPKI(t *testing.T, name string) *pki {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name + " CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(der)
-	p := &pki{t: t, dir: t.TempDir(), ca: ca, key: key, serial: 100}
-	p.write("ca.crt", "CERTIFICATE", der)
-	return p
-}
-
-func (p *pki) write(name, typ string, der []byte) string {
-	path := filepath.Join(p.dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		p.t.Fatal(err)
-	}
-	return path
-}
-
-// issue writes name.crt and name.key: an ECDSA certificate for 127.0.0.1
-// and localhost (no names when bare), with the given extended key usages;
-// it returns the two paths and the serial.
-func (p *pki) issue(name string, bare bool, usages ...x509.ExtKeyUsage) (string, string, int64) {
-	p.t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.serial++
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  usages,
-	}
-	if !bare {
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		tmpl.DNSNames = []string{"localhost"}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return p.write(name+".crt", "CERTIFICATE", der), p.write(name+".key", "EC PRIVATE KEY", kder), p.serial
-}
-
-func (p *pki) caFile() string { return filepath.Join(p.dir, "ca.crt") }
 
 // handshake runs a TLS handshake between the two configurations over a
 // loopback TCP connection (buffered, so that both sides may write at
@@ -147,32 +76,23 @@ func handshake(t *testing.T, server, client *tls.Config) (tls.ConnectionState, e
 	return cl.ConnectionState(), serr, cerr
 }
 
-func clientWith(t *testing.T, p *pki, certFile, keyFile string) *tls.Config {
+func clientWith(t *testing.T, p *tlstest.PKI, certFile, keyFile string) *tls.Config {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AddCert(p.ca)
-	c := &tls.Config{RootCAs: pool, ServerName: "localhost"}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Always sent: Go's client would otherwise send nothing when the
-		// server's acceptable CAs do not include its issuer.
-		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+	if certFile == "" {
+		return p.ClientConfig(nil)
 	}
-	return c
+	return p.ClientConfig(&tlstest.Cert{CertFile: certFile, KeyFile: keyFile})
 }
 
 // TestAuthClients: tls-auth-clients yes refuses a client without a
 // certificate or with one of another CA; optional accepts none but
 // verifies one given; no does not ask for one.
 func TestAuthClients(t *testing.T) {
-	p := newPKI(t, "main")
-	other := newPKI(t, "other")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
-	cc, ck, _ := p.issue("client", true, x509.ExtKeyUsageClientAuth)
-	oc, ok, _ := other.issue("intruder", true, x509.ExtKeyUsageClientAuth)
+	p := tlstest.New(t, "main")
+	other := tlstest.New(t, "other")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
+	cc, ck, _ := issue(p, "client", true, x509.ExtKeyUsageClientAuth)
+	oc, ok, _ := issue(other, "intruder", true, x509.ExtKeyUsageClientAuth)
 	for _, tc := range []struct {
 		auth                       string
 		none, good, foreign, asked bool
@@ -182,7 +102,7 @@ func TestAuthClients(t *testing.T) {
 		{"optional", true, true, false, true},
 		{"no", true, true, true, false},
 	} {
-		l, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.caFile(), AuthClients: tc.auth})
+		l, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.CAFile, AuthClients: tc.auth})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,10 +134,10 @@ func TestAuthClients(t *testing.T) {
 // TestReload: a reload swaps the certificate for the next handshake; a
 // failed one keeps the old certificate and names the problem.
 func TestReload(t *testing.T) {
-	p := newPKI(t, "main")
-	s1, k1, serial1 := p.issue("server1", false, x509.ExtKeyUsageServerAuth)
-	s2, k2, serial2 := p.issue("server2", false, x509.ExtKeyUsageServerAuth)
-	f := Files{CertFile: s1, KeyFile: k1, CAFile: p.caFile(), AuthClients: "no"}
+	p := tlstest.New(t, "main")
+	s1, k1, serial1 := issue(p, "server1", false, x509.ExtKeyUsageServerAuth)
+	s2, k2, serial2 := issue(p, "server2", false, x509.ExtKeyUsageServerAuth)
+	f := Files{CertFile: s1, KeyFile: k1, CAFile: p.CAFile, AuthClients: "no"}
 	l, err := NewLoader(f)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +167,7 @@ func TestReload(t *testing.T) {
 		want string
 	}{
 		{Files{CertFile: s1, KeyFile: k2, AuthClients: "no"}, "private key does not match"},
-		{Files{CertFile: filepath.Join(p.dir, "nope.crt"), KeyFile: k2, AuthClients: "no"}, "nope.crt"},
+		{Files{CertFile: filepath.Join(p.Dir, "nope.crt"), KeyFile: k2, AuthClients: "no"}, "nope.crt"},
 		{Files{CertFile: k1, KeyFile: k1, AuthClients: "no"}, "tls-cert-file " + k1 + ": no PEM certificate"},
 		{Files{CertFile: s2, KeyFile: k2}, "either tls-ca-cert-file or tls-ca-cert-dir must be specified"},
 		{Files{CertFile: s2, KeyFile: k2, AuthClients: "no", Protocols: "SSLv3"}, "Invalid tls-protocols specified"},
@@ -268,7 +188,7 @@ func TestReload(t *testing.T) {
 // tls-key-file-pass; a wrong or missing passphrase, and a PKCS#8
 // encrypted key, are clear errors.
 func TestEncryptedKey(t *testing.T) {
-	p := newPKI(t, "main")
+	p := tlstest.New(t, "main")
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -276,17 +196,14 @@ func TestEncryptedKey(t *testing.T) {
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "rsa"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile := p.write("rsa.crt", "CERTIFICATE", der)
+	der := p.Sign(tmpl, &key.PublicKey)
+	certFile := p.Write("rsa.crt", "CERTIFICATE", der)
 	//lint:ignore SA1019 the legacy format is what is being tested.
 	blk, err := x509.EncryptPEMBlock(rand.Reader, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(key), []byte("secret"), x509.PEMCipherAES256) //nolint:staticcheck
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyFile := filepath.Join(p.dir, "rsa.key")
+	keyFile := filepath.Join(p.Dir, "rsa.key")
 	os.WriteFile(keyFile, pem.EncodeToMemory(blk), 0o600)
 	if _, err := NewLoader(Files{CertFile: certFile, KeyFile: keyFile, KeyFilePass: "secret", AuthClients: "no"}); err != nil {
 		t.Fatalf("with the passphrase: %v", err)
@@ -299,10 +216,67 @@ func TestEncryptedKey(t *testing.T) {
 		!strings.Contains(err.Error(), "tls-key-file-pass is not set") {
 		t.Fatalf("no passphrase: %v", err)
 	}
-	pk8 := p.write("pk8.key", "ENCRYPTED PRIVATE KEY", []byte{0x30, 0x00})
+	pk8 := p.Write("pk8.key", "ENCRYPTED PRIVATE KEY", []byte{0x30, 0x00})
 	if _, err := NewLoader(Files{CertFile: certFile, KeyFile: pk8, KeyFilePass: "secret", AuthClients: "no"}); err == nil ||
-		!strings.Contains(err.Error(), "PKCS#8 encrypted keys are not supported") || !strings.Contains(err.Error(), "-traditional") {
-		t.Fatalf("PKCS#8: %v", err)
+		!strings.Contains(err.Error(), "not a PKCS#8 encrypted key") || !strings.Contains(err.Error(), "convert it with") {
+		t.Fatalf("damaged PKCS#8: %v", err)
+	}
+}
+
+// TestPKCS8Encrypted: the PKCS#8 encrypted keys OpenSSL writes (PBES2 with
+// PBKDF2-HMAC-SHA256/SHA1 and AES-256/128-CBC or 3DES; OpenSSL 3's genrsa
+// default) open with the passphrase; a wrong one is named; PBES1 is
+// refused with how to convert.
+func TestPKCS8Encrypted(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("openssl not on PATH")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(openssl, args...).CombinedOutput(); err != nil {
+			t.Fatalf("openssl %v: %v\n%s", args, err, out)
+		}
+	}
+	plainFile := filepath.Join(dir, "plain.key")
+	run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", plainFile)
+	plainPEM, _ := os.ReadFile(plainFile)
+	blk, _ := pem.Decode(plainPEM)
+	for _, v := range [][]string{
+		{"-v2", "aes-256-cbc"},
+		{"-v2", "aes-128-cbc", "-v2prf", "hmacWithSHA1"},
+		{"-v2", "aes-192-cbc", "-v2prf", "hmacWithSHA512"},
+		{"-v2", "des3"},
+	} {
+		enc := filepath.Join(dir, "enc.key")
+		run(append([]string{"pkcs8", "-topk8", "-in", plainFile, "-out", enc, "-passout", "pass:secret"}, v...)...)
+		data, _ := os.ReadFile(enc)
+		eb, _ := pem.Decode(data)
+		if eb == nil || eb.Type != "ENCRYPTED PRIVATE KEY" {
+			t.Fatalf("%v: not an encrypted PKCS#8 file", v)
+		}
+		der, err := decryptPKCS8(eb.Bytes, "secret")
+		if err != nil || string(der) != string(blk.Bytes) {
+			t.Fatalf("%v: decrypt = %v (same key: %v)", v, err, string(der) == string(blk.Bytes))
+		}
+		if _, err := decryptKey(enc, data, "wrong"); err == nil || !strings.Contains(err.Error(), "wrong tls-key-file-pass") {
+			t.Fatalf("%v, wrong passphrase: %v", v, err)
+		}
+	}
+	// OpenSSL 3's genrsa -aes256 output loads with its certificate.
+	key := filepath.Join(dir, "rsa.key")
+	crt := filepath.Join(dir, "rsa.crt")
+	run("genrsa", "-aes256", "-passout", "pass:secret", "-out", key, "2048")
+	run("req", "-x509", "-new", "-key", key, "-passin", "pass:secret", "-subj", "/CN=rsa", "-days", "1", "-out", crt)
+	if _, err := NewLoader(Files{CertFile: crt, KeyFile: key, KeyFilePass: "secret", AuthClients: "no"}); err != nil {
+		t.Fatalf("genrsa -aes256 key: %v", err)
+	}
+	v1 := filepath.Join(dir, "v1.key")
+	run("pkcs8", "-topk8", "-in", plainFile, "-out", v1, "-passout", "pass:secret", "-v1", "PBE-SHA1-3DES")
+	data, _ := os.ReadFile(v1)
+	if _, err := decryptKey(v1, data, "secret"); err == nil || !strings.Contains(err.Error(), "only PBES2") || !strings.Contains(err.Error(), "convert it with") {
+		t.Fatalf("PBES1: %v", err)
 	}
 }
 
@@ -311,20 +285,20 @@ func TestEncryptedKey(t *testing.T) {
 // a peer of another CA is refused on either side; no certificate is
 // refused by the listener.
 func TestCluster(t *testing.T) {
-	p := newPKI(t, "main")
-	other := newPKI(t, "other")
-	ac, ak, _ := p.issue("node-a", true) // no names, no EKU
-	bc, bk, _ := p.issue("node-b", true, x509.ExtKeyUsageServerAuth)
-	xc, xk, _ := other.issue("intruder", true)
-	la, err := NewLoader(Files{CertFile: ac, KeyFile: ak, CAFile: p.caFile(), AuthClients: "no"})
+	p := tlstest.New(t, "main")
+	other := tlstest.New(t, "other")
+	ac, ak, _ := issue(p, "node-a", true) // no names, no EKU
+	bc, bk, _ := issue(p, "node-b", true, x509.ExtKeyUsageServerAuth)
+	xc, xk, _ := issue(other, "intruder", true)
+	la, err := NewLoader(Files{CertFile: ac, KeyFile: ak, CAFile: p.CAFile, AuthClients: "no"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb, err := NewLoader(Files{CertFile: bc, KeyFile: bk, CAFile: p.caFile()})
+	lb, err := NewLoader(Files{CertFile: bc, KeyFile: bk, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lx, err := NewLoader(Files{CertFile: xc, KeyFile: xk, CAFile: p.caFile()})
+	lx, err := NewLoader(Files{CertFile: xc, KeyFile: xk, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,14 +330,14 @@ func TestCluster(t *testing.T) {
 // TestClientConfig: a tool dialing the client port verifies the server
 // against the CA, host name included, and presents its certificate.
 func TestClientConfig(t *testing.T) {
-	p := newPKI(t, "main")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
-	cc, ck, _ := p.issue("client", true, x509.ExtKeyUsageClientAuth)
-	srv, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.caFile()})
+	p := tlstest.New(t, "main")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
+	cc, ck, _ := issue(p, "client", true, x509.ExtKeyUsageClientAuth)
+	srv, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := NewLoader(Files{CertFile: cc, KeyFile: ck, CAFile: p.caFile()})
+	cl, err := NewLoader(Files{CertFile: cc, KeyFile: ck, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,11 +355,11 @@ func TestClientConfig(t *testing.T) {
 
 // TestCADir: tls-ca-cert-dir reads every file holding certificates.
 func TestCADir(t *testing.T) {
-	p := newPKI(t, "main")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
-	cc, ck, _ := p.issue("client", true, x509.ExtKeyUsageClientAuth)
+	p := tlstest.New(t, "main")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
+	cc, ck, _ := issue(p, "client", true, x509.ExtKeyUsageClientAuth)
 	dir := t.TempDir()
-	data, _ := os.ReadFile(p.caFile())
+	data, _ := os.ReadFile(p.CAFile)
 	os.WriteFile(filepath.Join(dir, "0a1b2c3d.0"), data, 0o600)
 	os.WriteFile(filepath.Join(dir, "README"), []byte("not a certificate"), 0o600)
 	l, err := NewLoader(Files{CertFile: sc, KeyFile: sk, CADir: dir})
@@ -424,8 +398,8 @@ func TestProtocolsAndCiphers(t *testing.T) {
 			t.Errorf("%q = %x..%x, %v", tc.in, min, max, err)
 		}
 	}
-	p := newPKI(t, "main")
-	sc, sk, _ := p.issue("server", false, x509.ExtKeyUsageServerAuth)
+	p := tlstest.New(t, "main")
+	sc, sk, _ := issue(p, "server", false, x509.ExtKeyUsageServerAuth)
 	base := Files{CertFile: sc, KeyFile: sk, AuthClients: "no"}
 
 	// TLS 1.2 only: a TLS 1.3-only client is refused.
@@ -498,6 +472,90 @@ func TestProtocolsAndCiphers(t *testing.T) {
 		}
 	}
 	if _, err := parseCiphers("aes128-gcm-sha256, ECDHE-RSA-CHACHA20-POLY1305"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGenCertsScript: the certificates `make certs` (scripts/gen-certs.sh)
+// writes load, and serve: the server one to a client presenting the client
+// one; the generic one both ways on the cluster port, as two nodes would.
+func TestGenCertsScript(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not on PATH")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("../../scripts/gen-certs.sh", dir).CombinedOutput(); err != nil {
+		t.Fatalf("gen-certs.sh: %v\n%s", err, out)
+	}
+	f := func(name string) string { return filepath.Join(dir, name) }
+	srv, err := NewLoader(Files{CertFile: f("server.crt"), KeyFile: f("server.key"), CAFile: f("ca.crt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := NewLoader(Files{CertFile: f("client.crt"), KeyFile: f("client.key"), CAFile: f("ca.crt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"127.0.0.1", "localhost"} {
+		cfg := cli.ClientConfig()
+		cfg.ServerName = name
+		if _, serr, cerr := handshake(t, srv.ServerConfig(), cfg); serr != nil || cerr != nil {
+			t.Fatalf("%s: %v / %v", name, serr, cerr)
+		}
+	}
+	node, err := NewLoader(Files{CertFile: f("streamd.crt"), KeyFile: f("streamd.key"), CAFile: f("ca.crt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, serr, cerr := handshake(t, node.ClusterServerConfig(), node.ClusterClientConfig()); serr != nil || cerr != nil {
+		t.Fatalf("cluster: %v / %v", serr, cerr)
+	}
+}
+
+// TestReloadDuringHandshakes: handshakes and reloads at once (run with
+// -race): every handshake gets one of the two certificates, whole.
+func TestReloadDuringHandshakes(t *testing.T) {
+	p := tlstest.New(t, "main")
+	a := p.Issue("a", false, x509.ExtKeyUsageServerAuth)
+	b := p.Issue("b", false, x509.ExtKeyUsageServerAuth)
+	fa := Files{CertFile: a.CertFile, KeyFile: a.KeyFile, AuthClients: "no"}
+	fb := Files{CertFile: b.CertFile, KeyFile: b.KeyFile, AuthClients: "no"}
+	l, err := NewLoader(fa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			f := fa
+			if i%2 == 1 {
+				f = fb
+			}
+			if err := l.Reload(f); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	srv := l.ServerConfig()
+	for range 20 {
+		cs, serr, cerr := handshake(t, srv, clientWith(t, p, "", ""))
+		if serr != nil || cerr != nil {
+			t.Fatalf("handshake: %v / %v", serr, cerr)
+		}
+		if s := cs.PeerCertificates[0].SerialNumber.Int64(); s != a.Serial && s != b.Serial {
+			t.Fatalf("serial %d", s)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 }
