@@ -337,7 +337,9 @@ func nonLoopbackIP(t *testing.T) string {
 
 // TestClusterAuthTLSE2E: three nodes with tls-cluster (and a password,
 // which then does not key the raft port): no TLS, a certificate from
-// another CA, or TLS without a certificate gets nothing.
+// another CA, or TLS without a certificate gets nothing. A fourth node
+// joins through a member's TLS client port (join-tls); one whose
+// certificate another CA signed is refused.
 func TestClusterAuthTLSE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
@@ -362,6 +364,18 @@ func TestClusterAuthTLSE2E(t *testing.T) {
 		}
 		return nil
 	})
+	// A node with the cluster's certificate joins through n1's TLS client
+	// port (join-tls), opened at run time.
+	tlsPort := pickPort(t)
+	if err := authClient(t, nodes[0].port, pass).ConfigSet(ctxT(t), "tls-port", strconv.Itoa(tlsPort)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	n5 := &clusterNode{id: "n5", port: pickPort(t), raftPort: pickPort(t), dir: filepath.Join(t.TempDir(), "n5")}
+	n5.p = startServer(t, n5.port, n5.dir, n5.args(append([]string{"--requirepass", pass,
+		"--join", "127.0.0.1:" + strconv.Itoa(tlsPort), "--join-tls", "yes"}, certs.flags()...)...)...)
+	n5.p.waitReady(60 * time.Second)
+	waitVoters(t, append(nodes, n5), 4)
+
 	// A node with the other CA's certificate cannot join.
 	port, raftPort := pickPort(t), pickPort(t)
 	bad := &clusterNode{id: "n4", port: port, raftPort: raftPort, dir: filepath.Join(t.TempDir(), "n4")}
@@ -372,5 +386,5 @@ func TestClusterAuthTLSE2E(t *testing.T) {
 	if l := bad.p.logs(); bad.p.exitCode() != 1 || !strings.Contains(l, "tls-cluster handshake") {
 		t.Fatalf("n4 exit %d:\n%s", bad.p.exitCode(), l)
 	}
-	waitVoters(t, nodes, 3)
+	waitVoters(t, append(nodes, n5), 4)
 }
