@@ -3,17 +3,12 @@ package mux
 import (
 	"bufio"
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -22,6 +17,8 @@ import (
 	"time"
 
 	"streamd/internal/testutil"
+	"streamd/internal/tlsconf"
+	"streamd/internal/tlsconf/tlstest"
 )
 
 // logBuf collects a mux's log lines.
@@ -371,64 +368,16 @@ func TestHandshakeOldPeer(t *testing.T) {
 	roundTrip(t, rc, 0)
 }
 
-// testCA is a CA and a certificate it signed, for tls-cluster tests.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t testing.TB, name string) *testCA {
+// clusterAuth is tls-cluster's pair of configurations, as a node builds
+// them (tlsconf), for a fresh certificate the CA p signs.
+func clusterAuth(t testing.TB, p *tlstest.PKI) Auth {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c := p.Issue("node", false, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+	l, err := tlsconf.NewLoader(tlsconf.Files{CertFile: c.CertFile, KeyFile: c.KeyFile, CAFile: p.CAFile})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// auth is a node certificate from the CA, as tls-cluster's pair of
-// configurations (chain to the CA required both ways, no host name).
-func (ca *testCA) auth(t testing.TB) Auth {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "node"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	verify := func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("no peer certificate")
-		}
-		_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: ca.pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
-		return err
-	}
-	return Auth{
-		ServerTLS: &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequireAnyClientCert, VerifyConnection: verify},
-		ClientTLS: &tls.Config{Certificates: []tls.Certificate{pair}, InsecureSkipVerify: true, VerifyConnection: verify},
-	}
+	return Auth{ServerTLS: l.ClusterServerConfig(), ClientTLS: l.ClusterClientConfig()}
 }
 
 // TestHandshakeTLS: tls-cluster alone and with a secret; a certificate from
@@ -436,9 +385,9 @@ func (ca *testCA) auth(t testing.TB) Auth {
 // node without TLS is told the modes differ.
 func TestHandshakeTLS(t *testing.T) {
 	logEveryRefusal(t)
-	ca, other := newTestCA(t, "cluster"), newTestCA(t, "other")
-	tm := startMux(t, ca.auth(t))
-	c, err := dialer(t, ca.auth(t)).Dial(tm.addr, KindRPC, 2, time.Second)
+	ca, other := tlstest.New(t, "cluster"), tlstest.New(t, "other")
+	tm := startMux(t, clusterAuth(t, ca))
+	c, err := dialer(t, clusterAuth(t, ca)).Dial(tm.addr, KindRPC, 2, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -452,15 +401,15 @@ func TestHandshakeTLS(t *testing.T) {
 
 	// A dialer whose certificate another CA signed: refused by the
 	// acceptor (TLS 1.3 reports it on the dialer's first read).
-	_, err = dialer(t, other.auth(t)).Dial(tm.addr, KindRPC, 0, time.Second)
+	_, err = dialer(t, clusterAuth(t, other)).Dial(tm.addr, KindRPC, 0, time.Second)
 	if err == nil {
 		t.Fatal("a certificate from another CA was accepted")
 	}
 	waitLog(t, tm, "tls-cluster handshake failed")
 	// An acceptor whose certificate another CA signed: refused by the
 	// dialer.
-	tmOther := startMux(t, other.auth(t))
-	if _, err := dialer(t, ca.auth(t)).Dial(tmOther.addr, KindRPC, 0, time.Second); err == nil || !strings.Contains(err.Error(), "tls-cluster handshake") {
+	tmOther := startMux(t, clusterAuth(t, other))
+	if _, err := dialer(t, clusterAuth(t, ca)).Dial(tmOther.addr, KindRPC, 0, time.Second); err == nil || !strings.Contains(err.Error(), "tls-cluster handshake") {
 		t.Fatalf("dial to a node of another CA: %v", err)
 	}
 	// Plain dialer to a TLS acceptor and the other way round.
@@ -469,13 +418,13 @@ func TestHandshakeTLS(t *testing.T) {
 	}
 	waitLog(t, tm, "it does not use tls-cluster, this node does")
 	plain := startMux(t, Auth{})
-	if _, err := dialer(t, ca.auth(t)).Dial(plain.addr, KindRPC, 0, time.Second); err == nil {
+	if _, err := dialer(t, clusterAuth(t, ca)).Dial(plain.addr, KindRPC, 0, time.Second); err == nil {
 		t.Fatal("a TLS dialer was accepted by a node without TLS")
 	}
 	waitLog(t, plain, "it uses tls-cluster, this node does not")
 
 	// TLS and a secret: both apply.
-	both := ca.auth(t)
+	both := clusterAuth(t, ca)
 	both.Secret = "k"
 	tb := startMux(t, both)
 	c, err = dialer(t, both).Dial(tb.addr, KindRPC, 0, time.Second)
@@ -484,13 +433,13 @@ func TestHandshakeTLS(t *testing.T) {
 	}
 	roundTrip(t, c, 0)
 	c.Close()
-	wrong := ca.auth(t)
+	wrong := clusterAuth(t, ca)
 	wrong.Secret = "x"
 	if _, err := dialer(t, wrong).Dial(tb.addr, KindRPC, 0, time.Second); !errors.Is(err, errBadProof) {
 		t.Fatalf("TLS with a wrong secret: %v", err)
 	}
 	var mm *ModeMismatchError
-	if _, err := dialer(t, ca.auth(t)).Dial(tb.addr, KindRPC, 0, time.Second); !errors.As(err, &mm) ||
+	if _, err := dialer(t, clusterAuth(t, ca)).Dial(tb.addr, KindRPC, 0, time.Second); !errors.As(err, &mm) ||
 		mm.Peer.String() != "tls-cluster+cluster-secret" || mm.Mine.String() != "tls-cluster" {
 		t.Fatalf("TLS without the secret: %v", err)
 	}
@@ -553,8 +502,7 @@ func TestHandshakeUnknownKindOrShard(t *testing.T) {
 // BenchmarkHandshake is one Dial (connect and handshake) to a local mux
 // with a secret, and with tls-cluster.
 func BenchmarkHandshake(b *testing.B) {
-	ca := newTestCA(b, "bench")
-	for name, auth := range map[string]Auth{"secret": {Secret: "k"}, "tls": ca.auth(b)} {
+	for name, auth := range map[string]Auth{"secret": {Secret: "k"}, "tls": clusterAuth(b, tlstest.New(b, "bench"))} {
 		b.Run(name, func(b *testing.B) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
