@@ -104,6 +104,17 @@ func closedByPeer(t *testing.T, what string, c net.Conn) {
 	}
 }
 
+// waitPending waits until n accepted connections are in their handshake.
+func (tm *testMux) waitPending(t *testing.T, n int32) {
+	t.Helper()
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if got := tm.m.pending.Load(); got != n {
+			return fmt.Errorf("%d pending, want %d", got, n)
+		}
+		return nil
+	})
+}
+
 // waitLog waits for text in the mux's log.
 func waitLog(t *testing.T, tm *testMux, text string) {
 	t.Helper()
@@ -303,12 +314,7 @@ func TestHandshakeDeadlineAndCap(t *testing.T) {
 		defer c.Close()
 		silent = append(silent, c)
 	}
-	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
-		if n := tm.m.pending.Load(); n != max {
-			return fmt.Errorf("%d pending", n)
-		}
-		return nil
-	})
+	tm.waitPending(t, max)
 	extra, err := net.Dial("tcp", tm.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -319,12 +325,7 @@ func TestHandshakeDeadlineAndCap(t *testing.T) {
 	for _, c := range silent {
 		c.Close()
 	}
-	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
-		if n := tm.m.pending.Load(); n != 0 {
-			return fmt.Errorf("%d pending", n)
-		}
-		return nil
-	})
+	tm.waitPending(t, 0)
 	c, err := dialer(t, Auth{Secret: "k"}).Dial(tm.addr, KindRPC, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -337,12 +338,7 @@ func TestHandshakeDeadlineAndCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pend.Close()
-	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
-		if n := tm.m.pending.Load(); n != 1 {
-			return fmt.Errorf("%d pending", n)
-		}
-		return nil
-	})
+	tm.waitPending(t, 1)
 	tm.m.Close()
 	closedByPeer(t, "pending at Close", pend)
 }
