@@ -1,7 +1,7 @@
 # streamd build and test entry points. `make test` is what CI (.ci/run) runs.
 GO ?= go
 
-.PHONY: all test build run vet fmt fuzz bench crash bench-durable
+.PHONY: all test build run vet fmt fuzz bench crash bench-durable certs
 
 all: vet test
 
@@ -55,3 +55,9 @@ crash:
 # 10k pending (bench/durable.sh; prints figures, asserts nothing).
 bench-durable:
 	bench/durable.sh
+
+# Test certificates for TLS (scripts/gen-certs.sh, as Redis's
+# utils/gen-test-certs.sh): a CA, server (127.0.0.1, ::1, localhost), client
+# and generic (both roles, for tls-cluster) certificates in ./tls/.
+certs:
+	scripts/gen-certs.sh tls

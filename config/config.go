@@ -99,15 +99,26 @@ type Config struct {
 	// NodeID is "node-id": this node's Raft server ID ("" = single node).
 	NodeID string
 	// RaftAddr is "raft-addr": host:port of the one Raft TCP port (all
-	// shards, the internal RPCs and forwarded client commands). It is
-	// trusted: never expose it outside the cluster's network.
+	// shards, the internal RPCs and forwarded client commands). Every
+	// connection on it proves it comes from a member (tls-cluster,
+	// cluster-secret or requirepass) before anything else.
 	RaftAddr string
+	// ClusterSecret is "cluster-secret": the shared secret members prove
+	// they know on the raft port (challenge–response; never sent).
+	ClusterSecret string
+	// ClusterSecretFile is "cluster-secret-file": a file whose content,
+	// trimmed, is the cluster secret (instead of ClusterSecret).
+	ClusterSecretFile string
 	// Bootstrap is "bootstrap" (yes/no): start a new cluster with this node
 	// as every shard's only voter.
 	Bootstrap bool
 	// Join is "join": a member's client host:port; at start-up the node
 	// asks it (RAFT ADD) to add this node to every shard.
 	Join string
+	// JoinTLS is "join-tls" (yes/no): Join is a TLS client port (tls-port);
+	// the node connects with its tls-cert-file and checks the member's
+	// certificate against the CA and Join's host.
+	JoinTLS bool
 	// Peers is "peers": a static member list "id=host:port,..." (raft
 	// addresses, self included) every node bootstraps with.
 	Peers string
@@ -131,6 +142,35 @@ type Config struct {
 	// BalanceLeaders is "balance-leaders" (yes/no, default yes): spread
 	// shard leadership over the voters.
 	BalanceLeaders bool
+
+	// TLS settings (Redis's names; config/tls.go). The paths, protocols and
+	// ciphers are kept as given; tlsconf loads and checks them (TLSFiles).
+
+	// TLSPort is "tls-port": the client TLS port on the bind addresses
+	// (0 = off). With a TLSPort, Port 0 means no plain TCP port, as Redis.
+	TLSPort int
+	// TLSCertFile is "tls-cert-file".
+	TLSCertFile string
+	// TLSKeyFile is "tls-key-file".
+	TLSKeyFile string
+	// TLSKeyFilePass is "tls-key-file-pass".
+	TLSKeyFilePass string
+	// TLSCACertFile is "tls-ca-cert-file".
+	TLSCACertFile string
+	// TLSCACertDir is "tls-ca-cert-dir".
+	TLSCACertDir string
+	// TLSAuthClients is "tls-auth-clients": yes (default), no or optional.
+	TLSAuthClients string
+	// TLSProtocols is "tls-protocols" ("" = TLSv1.2 and TLSv1.3).
+	TLSProtocols string
+	// TLSCiphersuites is "tls-ciphersuites" (TLS 1.3; "" = all).
+	TLSCiphersuites string
+	// TLSCiphers is "tls-ciphers" (TLS 1.2; "" = Go's defaults).
+	TLSCiphers string
+	// TLSPreferServerCiphers is "tls-prefer-server-ciphers".
+	TLSPreferServerCiphers bool
+	// TLSCluster is "tls-cluster": mutual TLS on the raft port (start-up only).
+	TLSCluster bool
 }
 
 // Cluster defaults (Default).
@@ -170,6 +210,7 @@ func Default() Config {
 		RaftLeaseTimeout:     DefaultRaftLeaseTimeout,
 		QuorumTimeout:        DefaultQuorumTimeout,
 		BalanceLeaders:       true,
+		TLSAuthClients:       "yes",
 	}
 }
 

@@ -240,7 +240,7 @@ var directives = func() []*Directive {
 			}, immutable: true,
 			help: `client addresses to listen on, space-separated ("-addr" = skip if it cannot be bound, "*" = all)`},
 		intParam("port", 0, 65535, func(c *Config) *int { return &c.Port }, true).
-			doc("client TCP port (0 = any free port; a cluster node needs a fixed one)"),
+			doc("client TCP port (0 = off when a tls-port is set, else any free port; a cluster node needs a fixed one)"),
 		{name: "dir", get: func(c *Config) string { return c.Dir },
 			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true, quoted: true,
 			help: "data directory: Raft log, snapshots, LOCK (shard N > 0 in dir/shard-N)"},
@@ -332,11 +332,19 @@ var directives = func() []*Directive {
 			}, immutable: true, quoted: true,
 			help: `this node's Raft ID ("" = single node, no cluster)`},
 		addrParam("raft-addr", func(c *Config) *string { return &c.RaftAddr }).
-			doc("host:port of the Raft port, listened on and advertised (trusted: keep it private)"),
+			doc("host:port of the Raft port, listened on and advertised (only members get in: see cluster-secret, tls-cluster)"),
+		{name: "cluster-secret", get: func(c *Config) string { return c.ClusterSecret },
+			set: func(c *Config, v string) error { c.ClusterSecret = v; return nil }, immutable: true, quoted: true,
+			help: `shared secret nodes prove on the raft port, never sent ("" = requirepass's, unless tls-cluster)`},
+		{name: "cluster-secret-file", get: func(c *Config) string { return c.ClusterSecretFile },
+			set: func(c *Config, v string) error { c.ClusterSecretFile = v; return nil }, immutable: true, quoted: true,
+			help: "file whose content (trimmed) is cluster-secret; it must be readable and not empty"},
 		boolParam("bootstrap", func(c *Config) *bool { return &c.Bootstrap }).
 			doc("start a new cluster with this node as every shard's only voter"),
 		addrParam("join", func(c *Config) *string { return &c.Join }).
 			doc("client host:port of a member to join the cluster through (RAFT ADD)"),
+		boolParam("join-tls", func(c *Config) *bool { return &c.JoinTLS }).
+			doc("join is a TLS client port (tls-port): connect with tls-cert-file, verify it against the CA"),
 		{name: "peers", get: func(c *Config) string { return c.Peers },
 			set: func(c *Config, v string) error {
 				if _, err := ParsePeers(v); err != nil {
@@ -392,6 +400,7 @@ var directives = func() []*Directive {
 		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
 			doc("entries the SLOWLOG keeps"),
 	}
+	ps = append(ps, tlsDirectives()...)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()

@@ -36,10 +36,13 @@ type NodeOptions struct {
 	NodeID string
 	// RaftAddr is the host:port of the one raft TCP port, listened on and
 	// advertised to peers. Every shard's raft traffic, the node RPCs and
-	// forwarded client connections use it. The port is trusted —
-	// connections on it skip AUTH — so never expose it outside the
-	// cluster's network.
+	// forwarded client connections use it; every connection on it first
+	// proves it comes from a member (RaftAuth).
 	RaftAddr string
+	// RaftAuth is how members prove to each other that they belong to the
+	// cluster on the raft port (tls-cluster, cluster-secret, or
+	// requirepass; see mux.Auth).
+	RaftAuth mux.Auth
 	// RaftListener, if set, is used instead of listening on RaftAddr
 	// (tests bind 127.0.0.1:0 first); RaftAddr "" then advertises its
 	// address. The node owns it from the call on: Close closes it, and so

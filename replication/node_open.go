@@ -83,7 +83,8 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 			o.RaftAddr = ln.Addr().String()
 			n.opts.RaftAddr = o.RaftAddr
 		}
-		n.mux = mux.New(ln, o.RaftAddr, o.Shards, o.Logger)
+		n.mux = mux.New(ln, o.RaftAddr, o.Shards, o.Logger, o.RaftAuth)
+		n.rpcs.mux = n.mux
 		n.mux.Handle(mux.KindRPC, n.serveRPC)
 		switch {
 		case o.Bootstrap:

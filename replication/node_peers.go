@@ -93,13 +93,13 @@ func (n *Node) forgetPeer(raftAddr string) {
 }
 
 // DialRESP opens an internal RESP connection to the server of the node at
-// raftAddr (through its raft port; it skips AUTH there). The caller owns the
-// connection.
+// raftAddr (through its raft port, after the handshake that proves this
+// node is a member). The caller owns the connection.
 func (n *Node) DialRESP(raftAddr string) (net.Conn, error) {
 	if !n.Clustered() {
 		return nil, errors.New("ERR this node is not part of a cluster (started without a node id)")
 	}
-	c, err := mux.Dial(raftAddr, mux.KindRESP, 0, rpcShortTimeout)
+	c, err := n.mux.Dial(raftAddr, mux.KindRESP, 0, rpcShortTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("ERR node at %s unreachable: %v", raftAddr, err)
 	}

@@ -450,7 +450,7 @@ func nodeIndexOf(all []*tnode, tn *tnode) int {
 func TestNodeMuxRESPAndStrayConnections(t *testing.T) {
 	oldWait := leaderWait
 	leaderWait = time.Second
-	t.Cleanup(mux.SetHeaderTimeoutForTest(200 * time.Millisecond))
+	t.Cleanup(mux.SetHandshakeTimeoutForTest(200 * time.Millisecond))
 	t.Cleanup(func() { leaderWait = oldWait })
 	// n1 runs on a listener made beforehand (its address is advertised).
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -493,10 +493,9 @@ func TestNodeMuxRESPAndStrayConnections(t *testing.T) {
 	}
 	silent := stray(nil)
 	garbage := stray([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
-	badKind := stray(mux.AppendHeader(nil, 99, 0))
-	badShard := stray(mux.AppendHeader(nil, mux.KindRaft, 5))
-	hugeShard := stray(append([]byte(mux.Magic+"\x01"), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01))
-	for name, c := range map[string]net.Conn{"silent": silent, "garbage": garbage, "bad kind": badKind, "bad shard": badShard, "huge shard": hugeShard} {
+	oldHeader := stray([]byte(mux.Magic + "\x02\x00PING\r\n"))
+	halfHello := stray([]byte(mux.Magic + "\x10\x00"))
+	for name, c := range map[string]net.Conn{"silent": silent, "garbage": garbage, "old header": oldHeader, "half a hello": halfHello} {
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, err := c.Read(make([]byte, 1))
 		var ne net.Error

@@ -107,9 +107,12 @@ type rpcConn struct {
 	used time.Time
 }
 
-// dialRPC opens an RPC connection.
-func dialRPC(addr string, timeout time.Duration) (*rpcConn, error) {
-	c, err := mux.Dial(addr, mux.KindRPC, 0, min(timeout, rpcShortTimeout))
+// dialRPC opens an RPC connection through the raft port m.
+func dialRPC(m *mux.Mux, addr string, timeout time.Duration) (*rpcConn, error) {
+	if m == nil {
+		return nil, errors.New("ERR this node is not part of a cluster (started without a node id)")
+	}
+	c, err := m.Dial(addr, mux.KindRPC, 0, min(timeout, rpcShortTimeout))
 	if err != nil {
 		return nil, &rpcUnreachableError{addr: addr, err: err}
 	}
@@ -136,6 +139,7 @@ func (rc *rpcConn) do(req rpcRequest, timeout time.Duration) (*rpcResponse, erro
 // rpcPool keeps idle RPC connections per node, for the frequent idempotent
 // calls (info, applied, readindex).
 type rpcPool struct {
+	mux    *mux.Mux // the raft port, which dials (and authenticates) for the pool
 	mu     sync.Mutex
 	idle   map[string][]*rpcConn
 	closed bool
@@ -162,7 +166,7 @@ func (p *rpcPool) call(addr string, req rpcRequest, timeout time.Duration) (*rpc
 		}
 		rc.c.Close()
 	}
-	rc, err := dialRPC(addr, timeout)
+	rc, err := dialRPC(p.mux, addr, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +182,7 @@ func (p *rpcPool) call(addr string, req rpcRequest, timeout time.Duration) (*rpc
 // callOnce runs a request on a connection of its own (admin calls: never
 // retried behind the caller's back).
 func (p *rpcPool) callOnce(addr string, req rpcRequest, timeout time.Duration) (*rpcResponse, error) {
-	rc, err := dialRPC(addr, timeout)
+	rc, err := dialRPC(p.mux, addr, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func (c *Client) info(now time.Time) clients.Info {
 
 // connFD returns the connection's file descriptor, or -1.
 func connFD(nc net.Conn) int64 {
-	sc, ok := nc.(syscall.Conn)
+	sc, ok := rawConn(nc).(syscall.Conn)
 	if !ok {
 		return -1
 	}

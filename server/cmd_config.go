@@ -119,6 +119,13 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 			}
 		}
 	}
+	names := make([]string, len(changes))
+	for i, ch := range changes {
+		names[i] = ch.p.Name()
+	}
+	if name, reason, failed := s.applyTLS(&next, names); failed {
+		return configSetError(name, reason)
+	}
 	// Store only the parameters this command set (another CONFIG SET may
 	// have changed others meanwhile); they were validated above.
 	s.cfgMu.Lock()

@@ -33,13 +33,14 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 		cfg := s.config()
 		exe, _ := os.Executable()
 		d.Server = info.Server{Version: serverVersion, ClusterEnabled: cfg.ClusterEnabled, OS: info.Uname(),
-			GoVersion: runtime.Version(), ProcessID: os.Getpid(), RunID: info.RunID, TCPPort: cfg.Port,
+			GoVersion: runtime.Version(), ProcessID: os.Getpid(), RunID: info.RunID, TCPPort: tcpPort(cfg),
 			Uptime: time.Since(s.startTime), ServerTimeUsec: time.Now().UnixMicro(), Executable: exe}
 	case "clients":
 		s.mu.Lock()
-		n := len(s.clients)
+		n, internal := len(s.clients)-s.internalClients, s.internalClients
 		s.mu.Unlock()
-		d.Clients = info.Clients{Connected: n, MaxClients: s.config().MaxClients, BlockedClients: s.stats.BlockedClients.Load()}
+		d.Clients = info.Clients{Connected: n, ClusterConnections: internal, MaxClients: s.config().MaxClients,
+			BlockedClients: s.stats.BlockedClients.Load()}
 	case "memory":
 		d.Memory = info.ReadMemory()
 	case "persistence":

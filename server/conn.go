@@ -346,6 +346,9 @@ func (c *Client) readLoop(reqs chan<- []request) {
 	defer close(reqs)
 	defer close(c.closed)
 	s := c.srv
+	if !s.handshake(c) {
+		return
+	}
 	// handed counts the requests handed over; collecting is set while a
 	// batch is gathered (not yet handed over).
 	var handed int64

@@ -22,7 +22,7 @@ type metricsSource struct{ s *Server }
 func (m metricsSource) ConnectedClients() int {
 	m.s.mu.Lock()
 	defer m.s.mu.Unlock()
-	return len(m.s.clients)
+	return len(m.s.clients) - m.s.internalClients
 }
 
 func (m metricsSource) Shards() []*replication.Shard {

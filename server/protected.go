@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"net"
 	"time"
 
@@ -59,6 +60,10 @@ func isLocalAddr(a net.Addr) bool {
 // connection's send buffer takes it at once).
 func (s *Server) refuse(nc net.Conn, text string) {
 	s.stats.RejectedConnections.Add(1)
+	if tc, ok := nc.(*tls.Conn); ok {
+		go s.rejectTLS(tc, text) // the handshake must not stall accepting
+		return
+	}
 	nc.SetWriteDeadline(time.Now().Add(time.Second))
 	nc.Write([]byte(text))
 	nc.Close()

@@ -57,7 +57,7 @@ func (c remoteConn) RemoteAddr() net.Addr { return c.remote }
 // client's end.
 func acceptFrom(srv *Server, ip string) net.Conn {
 	server, client := net.Pipe()
-	srv.accept(remoteConn{server, &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}})
+	srv.accept(remoteConn{server, &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}}, nil)
 	return client
 }
 

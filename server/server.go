@@ -5,6 +5,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"streamd/config"
 	"streamd/internal/lograte"
+	"streamd/internal/tlsconf"
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/metrics"
@@ -96,6 +98,14 @@ type Server struct {
 	// (cmd_slowlog.go, cmd_monitor.go).
 	slowlog  observe.SlowLog
 	monitors observe.Monitors
+
+	// tls holds the client port's TLS certificates (tls.go): set by
+	// SetTLS before ServeTLS, reloaded by CONFIG SET tls-*.
+	tls atomic.Pointer[tlsconf.Loader]
+	// tlsListeners are the TLS port's listeners, listen binds a new one
+	// (tls.go; both guarded by mu).
+	tlsListeners map[net.Listener]struct{}
+	listen       func(port int) ([]net.Listener, error)
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and
@@ -197,10 +207,11 @@ func (s *Server) raftTimings() router.Timings {
 }
 
 // ServeInternal serves a RESP connection from another node (handed over by
-// the raft port's mux, where cmd/streamd registers it for mux.KindRESP):
-// authenticated, as the raft port is trusted, and never forwarded again nor
-// answered MOVED. It is not counted against maxclients and ends with the
-// server.
+// the raft port's mux, where cmd/streamd registers it for mux.KindRESP,
+// once the peer has proven in the port's handshake that it is a member):
+// authenticated, and never forwarded again nor answered MOVED. It is not
+// counted against maxclients, does not show in CLIENT LIST (INFO counts it
+// as a cluster connection) and ends with the server.
 func (s *Server) ServeInternal(nc net.Conn) {
 	s.mu.Lock()
 	select {
@@ -235,16 +246,36 @@ func (s *Server) config() config.Config {
 
 // Serve accepts connections on ln until Close is called, then returns nil;
 // it returns an accept error that is not due to Close.
-func (s *Server) Serve(ln net.Listener) error {
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln, nil) }
+
+// serve is Serve, each connection wrapped in TLS with tlsCfg when it is
+// not nil (ServeTLS).
+func (s *Server) serve(ln net.Listener, tlsCfg *tls.Config) error {
+	if !s.register(ln, tlsCfg != nil) {
+		return nil
+	}
+	return s.acceptLoop(ln, tlsCfg)
+}
+
+// register adds ln to the listeners Close (and, for a TLS one, CONFIG SET
+// tls-port) closes, and starts the background tasks with the first one.
+// After Close it closes ln and returns false.
+func (s *Server) register(ln net.Listener, isTLS bool) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	select {
 	case <-s.done:
-		s.mu.Unlock()
 		ln.Close()
-		return nil
+		return false
 	default:
 	}
 	s.listeners[ln] = struct{}{}
+	if isTLS {
+		if s.tlsListeners == nil {
+			s.tlsListeners = make(map[net.Listener]struct{})
+		}
+		s.tlsListeners[ln] = struct{}{}
+	}
 	// Start the background tasks under s.mu, after the done check: Close
 	// closes done under s.mu before it waits, so this wg.Add happens
 	// before Close's wg.Wait (or does not happen at all).
@@ -253,7 +284,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.wg.Add(1)
 		go s.sampleOps()
 	})
-	s.mu.Unlock()
+	return true
+}
+
+// acceptLoop accepts connections on a registered listener until it is
+// closed.
+func (s *Server) acceptLoop(ln net.Listener, tlsCfg *tls.Config) error {
 	var backoff time.Duration
 	logLimit := lograte.New(time.Second)
 	for {
@@ -263,6 +299,12 @@ func (s *Server) Serve(ln net.Listener) error {
 			case <-s.done:
 				return nil
 			default:
+			}
+			s.mu.Lock()
+			_, live := s.listeners[ln]
+			s.mu.Unlock()
+			if !live { // closed by CONFIG SET tls-port
+				return nil
 			}
 			if transientAccept(err) {
 				// Out of file descriptors or memory, or a connection
@@ -279,7 +321,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		s.accept(nc)
+		s.accept(nc, tlsCfg)
 	}
 }
 
@@ -302,8 +344,10 @@ func transientAccept(err error) bool {
 
 // accept registers a new connection, or refuses it with Redis's error when
 // maxclients is reached or protected mode refuses its address
-// (protected.go), then closes it, as Redis does.
-func (s *Server) accept(nc net.Conn) {
+// (protected.go), then closes it, as Redis does. With tlsCfg the connection
+// is wrapped in TLS; its handshake runs on the connection's own goroutine
+// (see handshake), never here.
+func (s *Server) accept(nc net.Conn, tlsCfg *tls.Config) {
 	s.stats.ConnectionsReceived.Add(1)
 	cfg := s.config()
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -312,6 +356,9 @@ func (s *Server) accept(nc net.Conn) {
 			tc.SetKeepAlive(true)
 			tc.SetKeepAlivePeriod(time.Duration(cfg.TCPKeepAlive) * time.Second)
 		}
+	}
+	if tlsCfg != nil {
+		nc = s.wrapTLS(nc, tlsCfg)
 	}
 	s.mu.Lock()
 	if len(s.clients)-s.internalClients >= cfg.MaxClients {
@@ -358,7 +405,9 @@ func (s *Server) Close() error {
 			ln.Close()
 		}
 		for _, c := range s.clients {
-			if cr, ok := c.nc.(interface{ CloseRead() error }); !ok || cr.CloseRead() != nil {
+			// A TLS connection is half-closed underneath: its reader
+			// sees the end of the stream, its replies still go out.
+			if cr, ok := rawConn(c.nc).(interface{ CloseRead() error }); !ok || cr.CloseRead() != nil {
 				c.nc.Close()
 			}
 		}
@@ -417,19 +466,28 @@ func (s *Server) removeClient(c *Client) {
 	s.mu.Unlock()
 }
 
-// clientByID returns the connected client with that ID, or nil.
+// clientByID returns the connected client with that ID, or nil; nil for
+// another node's connection (ServeInternal), which clients cannot see.
 func (s *Server) clientByID(id int64) *Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clients[id]
+	if c := s.clients[id]; c != nil && !c.internal {
+		return c
+	}
+	return nil
 }
 
-// clientList returns the connected clients in ID order (CLIENT LIST's order).
+// clientList returns the connected clients in ID order (CLIENT LIST's and
+// CLIENT KILL's), without other nodes' connections: those are the
+// cluster's, counted apart (INFO's cluster_connections), and a client
+// cannot list or kill them.
 func (s *Server) clientList() []*Client {
 	s.mu.Lock()
-	list := make([]*Client, 0, len(s.clients))
+	list := make([]*Client, 0, len(s.clients)-s.internalClients)
 	for _, c := range s.clients {
-		list = append(list, c)
+		if !c.internal {
+			list = append(list, c)
+		}
 	}
 	s.mu.Unlock()
 	sortClients(list)

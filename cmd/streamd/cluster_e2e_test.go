@@ -81,7 +81,7 @@ func waitVoters(t *testing.T, nodes []*clusterNode, want int) {
 			if n.p.exited() {
 				continue
 			}
-			shards, err := raftShards(n.port)
+			shards, err := raftShardsAuth(n.port, n.p.pass)
 			if err != nil {
 				return fmt.Errorf("%s: %v", n.id, err)
 			}
@@ -96,8 +96,11 @@ func waitVoters(t *testing.T, nodes []*clusterNode, want int) {
 }
 
 // raftShards runs RAFT SHARDS on port: one map per shard.
-func raftShards(port int) ([]map[string]any, error) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Protocol: 2,
+func raftShards(port int) ([]map[string]any, error) { return raftShardsAuth(port, "") }
+
+// raftShardsAuth is raftShards with AUTH pass first (when set).
+func raftShardsAuth(port int, pass string) ([]map[string]any, error) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), Protocol: 2, Password: pass,
 		DisableIdentity: true, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 5 * time.Second})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -131,7 +134,7 @@ func leaderOf(t *testing.T, nodes []*clusterNode, i int) *clusterNode {
 			if n.p.exited() {
 				continue
 			}
-			shards, err := raftShards(n.port)
+			shards, err := raftShardsAuth(n.port, n.p.pass)
 			if err != nil {
 				return err
 			}

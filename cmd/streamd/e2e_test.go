@@ -18,20 +18,34 @@ import (
 	"time"
 
 	"streamd/internal/testutil"
+	"streamd/server/resp"
 )
 
 // ping sends an inline PING to addr and expects +PONG.
-func ping(addr string) error {
+func ping(addr string) error { return pingAuth(addr, "") }
+
+// pingAuth sends AUTH pass (when pass is set) and an inline PING to addr and
+// expects +OK and +PONG.
+func pingAuth(addr, pass string) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
+	r := bufio.NewReader(c)
+	if pass != "" {
+		if _, err := c.Write(resp.AppendCommand(nil, []byte("AUTH"), []byte(pass))); err != nil {
+			return err
+		}
+		if line, err := r.ReadString('\n'); err != nil || line != "+OK\r\n" {
+			return fmt.Errorf("AUTH answered %q, %v", line, err)
+		}
+	}
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return err
 	}

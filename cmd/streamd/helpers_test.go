@@ -120,6 +120,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdout syncBuffer
 	stderr syncBuffer
+	pass   string        // --requirepass, sent (AUTH) before the readiness PING
 	done   chan struct{} // closed when the process has exited
 	state  *os.ProcessState
 	err    error // from Wait
@@ -169,6 +170,11 @@ func startServerVia(t *testing.T, wrapper []string, port int, dir string, extra 
 	args = append(args, "--port", strconv.Itoa(port), "--dir", dir, "--metrics-addr", "")
 	args = append(args, extra...)
 	s := &proc{t: t, port: port, dir: dir, done: make(chan struct{})}
+	for i, a := range extra {
+		if a == "--requirepass" && i+1 < len(extra) {
+			s.pass = extra[i+1]
+		}
+	}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
 	// The child dies with the test binary (a timed-out test leaks nothing).
@@ -201,7 +207,7 @@ func (s *proc) waitReady(timeout time.Duration) {
 		if s.exited() {
 			s.t.Fatalf("streamd exited before answering PING: %v\n%s", s.err, s.logs())
 		}
-		return ping(s.addr())
+		return pingAuth(s.addr(), s.pass)
 	})
 }
 

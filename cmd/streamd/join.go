@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,7 +31,11 @@ const readyLogEvery = 10 * time.Second
 func startCluster(cfg config.Config, node *replication.Node, log *slog.Logger, stop <-chan struct{}) error {
 	if cfg.Join != "" {
 		log.Info("Joining the cluster", "via", cfg.Join, "node-id", cfg.NodeID, "raft-addr", cfg.RaftAddr)
-		if err := joinCluster(cfg.Join, cfg.RequirePass, cfg.NodeID, cfg.RaftAddr, joinTimeout, stop); err != nil {
+		tc, err := joinTLSConfig(cfg)
+		if err != nil {
+			return err
+		}
+		if err := joinCluster(cfg.Join, tc, cfg.RequirePass, cfg.NodeID, cfg.RaftAddr, joinTimeout, stop); err != nil {
 			return err
 		}
 		select {
@@ -63,15 +68,35 @@ func startCluster(cfg config.Config, node *replication.Node, log *slog.Logger, s
 	return nil
 }
 
-// joinCluster asks the member at addr (a client host:port) to add this
-// node: AUTH when pass is set, then RAFT ADD id raftAddr, retried every
-// half second until it answers OK or timeout passes (the last error is
-// returned) or stop is closed.
-func joinCluster(addr, pass, id, raftAddr string, timeout time.Duration, stop <-chan struct{}) error {
+// joinTLSConfig is the TLS configuration --join connects with (join-tls):
+// this node's certificate if the member asks for one, the member's checked
+// against the CA and the join address's host. nil without join-tls.
+func joinTLSConfig(cfg config.Config) (*tls.Config, error) {
+	if !cfg.JoinTLS {
+		return nil, nil
+	}
+	host, _, err := net.SplitHostPort(cfg.Join)
+	if err != nil {
+		return nil, fmt.Errorf("join %q: %v", cfg.Join, err)
+	}
+	l, err := loaderFor(cfg, nil)
+	if err != nil {
+		return nil, fmt.Errorf("join-tls: %w", err)
+	}
+	c := l.ClientConfig()
+	c.ServerName = host
+	return c, nil
+}
+
+// joinCluster asks the member at addr (a client host:port; over TLS when
+// tc is set) to add this node: AUTH when pass is set, then RAFT ADD id
+// raftAddr, retried every half second until it answers OK or timeout
+// passes (the last error is returned) or stop is closed.
+func joinCluster(addr string, tc *tls.Config, pass, id, raftAddr string, timeout time.Duration, stop <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
-		err := raftAdd(addr, pass, id, raftAddr, time.Until(deadline))
+		err := raftAdd(addr, tc, pass, id, raftAddr, time.Until(deadline))
 		if err == nil {
 			return nil
 		}
@@ -94,12 +119,22 @@ type permanentError struct{ msg string }
 
 func (e permanentError) Error() string { return e.msg }
 
-// raftAdd makes one attempt over a fresh connection.
-func raftAdd(addr, pass, id, raftAddr string, timeout time.Duration) error {
+// raftAdd makes one attempt over a fresh connection (TLS with tc).
+func raftAdd(addr string, tc *tls.Config, pass, id, raftAddr string, timeout time.Duration) error {
 	if timeout < time.Second {
 		timeout = time.Second
 	}
-	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	var conn net.Conn
+	var err error
+	if tc != nil {
+		conn, err = tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", addr, tc)
+		var cv *tls.CertificateVerificationError
+		if errors.As(err, &cv) {
+			return permanentError{err.Error()}
+		}
+	} else {
+		conn, err = net.DialTimeout("tcp", addr, 2*time.Second)
+	}
 	if err != nil {
 		return err
 	}
@@ -115,10 +150,18 @@ func raftAdd(addr, pass, id, raftAddr string, timeout time.Duration) error {
 		}
 	}
 	err = respCall(conn, r, "RAFT", "ADD", id, raftAddr)
-	if err != nil && strings.HasPrefix(err.Error(), "ERR unknown command") {
+	if err != nil && (strings.HasPrefix(err.Error(), "ERR unknown command") || credentialsDiffer(err.Error())) {
 		return permanentError{err.Error()}
 	}
 	return err
+}
+
+// credentialsDiffer reports whether a RAFT ADD failed because the member
+// and this node prove membership differently (mux's handshake refused the
+// member's call to this node): retrying cannot help.
+func credentialsDiffer(msg string) bool {
+	return strings.Contains(msg, "the peer's mode differs") || strings.Contains(msg, "could not prove it holds the cluster key") ||
+		strings.Contains(msg, "tls-cluster handshake with")
 }
 
 // respCall writes one command as a RESP array of bulk strings and reads

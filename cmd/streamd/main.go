@@ -19,8 +19,10 @@
 // client port). With --node-id and --raft-addr it is a member of a Raft
 // cluster: --bootstrap starts a new cluster, --join asks a member (its client
 // port) to add this node, --peers bootstraps every node with a static list;
-// a restarted member needs none of them. The raft port is trusted (internal
-// commands skip AUTH): never expose it outside the cluster's network.
+// a restarted member needs none of them. Every connection to the raft port
+// proves it comes from a member (tls-cluster, cluster-secret, or
+// requirepass: see clusterauth.go and package mux); a node whose raft
+// address is not loopback refuses to start without any of them.
 package main
 
 import (
@@ -144,8 +146,15 @@ func run(args []string, logOut io.Writer) error {
 			return fmt.Errorf("log-store: %v", err)
 		}
 	}
+	tlsLoader, err := loadTLS(cfg)
+	if err != nil {
+		return err
+	}
 	opts, err := nodeOptions(cfg, fsync, log)
 	if err != nil {
+		return err
+	}
+	if opts.RaftAuth, err = raftAuth(cfg, log, tlsLoader); err != nil {
 		return err
 	}
 	logStartup(log, cfg)
@@ -162,31 +171,41 @@ func run(args []string, logOut io.Writer) error {
 	logShards(log, node)
 	if node.Clustered() {
 		log.Info("Raft port listening", "raft-addr", node.RaftAddr(), "node-id", node.ID(),
-			"advertised-client-addr", node.ClientAddr())
+			"advertised-client-addr", node.ClientAddr(), "auth", node.Mux().Mode().String())
 	}
 	cfg.LogStore = logStore
-	lns, err := listen(cfg, log)
+	lns, tlsLns, err := clientListeners(cfg, log)
 	if err != nil {
 		node.Close(false)
 		return err
 	}
 	srv := server.NewNode(cfg, node, log)
+	srv.SetTLS(tlsLoader)
+	srv.SetListen(func(port int) ([]net.Listener, error) {
+		c := cfg
+		c.Port = port
+		return listen(c, log)
+	})
 	if m := node.Mux(); m != nil {
 		// Commands other nodes forward to this one arrive on the raft port.
 		m.HandleDetached(mux.KindRESP, srv.ServeInternal)
 	}
 	metrics, err := startMetrics(cfg.MetricsAddr, srv, log)
 	if err != nil {
-		for _, ln := range lns {
+		for _, ln := range append(lns, tlsLns...) {
 			ln.Close()
 		}
 		node.Close(false)
 		return fmt.Errorf("metrics-addr: %w", err)
 	}
-	errc := make(chan error, len(lns))
+	errc := make(chan error, len(lns)+len(tlsLns))
 	for _, ln := range lns {
 		log.Info("Ready to accept connections", "addr", ln.Addr().String())
 		go func() { errc <- srv.Serve(ln) }()
+	}
+	for _, ln := range tlsLns {
+		log.Info("Ready to accept TLS connections", "addr", ln.Addr().String(), "tls-auth-clients", cfg.TLSAuthClients)
+		go func() { errc <- srv.ServeTLS(ln) }()
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -211,6 +230,9 @@ func run(args []string, logOut io.Writer) error {
 			save = srv.ShutdownSave()
 			done = true
 		case serveErr = <-errc:
+			if serveErr == nil {
+				continue // a TLS port closed by CONFIG SET tls-port
+			}
 			log.Error("accept failed, shutting down", "err", serveErr)
 			done = true
 		case err := <-joined:
@@ -287,7 +309,7 @@ func nodeOptions(cfg config.Config, fsync replication.FsyncPolicy, log *slog.Log
 	if cfg.NodeID == "" {
 		return o, nil
 	}
-	if cfg.Port == 0 {
+	if clientPort(cfg) == 0 {
 		return o, errors.New("a cluster node needs a fixed port (it is advertised to clients and members)")
 	}
 	o.NodeID, o.RaftAddr = cfg.NodeID, cfg.RaftAddr
@@ -319,7 +341,7 @@ func clientAddr(cfg config.Config) string {
 	if host == "" || host == "*" || host == "0.0.0.0" || host == "::" || host == "::*" {
 		host, _, _ = net.SplitHostPort(cfg.RaftAddr)
 	}
-	return net.JoinHostPort(host, strconv.Itoa(cfg.Port))
+	return net.JoinHostPort(host, strconv.Itoa(clientPort(cfg)))
 }
 
 // metricsShutdownGrace bounds how long a scrape in progress may take to

@@ -15,7 +15,7 @@ func TestAcceptErrorLogRateLimited(t *testing.T) {
 	const fails = 9 // backoffs 5ms..1s: about 2.5s in all
 	w := &testutil.LineCounter{Text: "accept failed"}
 	ln := testutil.NewFailingListener(fails)
-	m := New(ln, "127.0.0.1:1", 1, slog.New(slog.NewTextHandler(w, nil)))
+	m := New(ln, "127.0.0.1:1", 1, slog.New(slog.NewTextHandler(w, nil)), Auth{})
 	start := time.Now()
 	m.Serve()
 	testutil.RequireLoggedOncePerSecond(t, ln, w, start)

@@ -1,25 +1,27 @@
 // Package mux is the raft port: one TCP listener carrying everything nodes
 // say to each other — every shard's raft traffic, the node RPCs
 // (replication) and internal RESP connections (a node's server forwarding a
-// client's command to the shard's leader). Each connection opens with a
-// header — Magic, one Kind byte, the shard as a uvarint — and is then handed
-// to the shard's raft transport (Layer) or to the handler registered for its
-// kind by whoever owns those connections (replication registers the RPCs;
-// cmd/streamd registers the server's RESP handler), so that the packages
-// plugged into the port never call into each other. The port is trusted:
-// internal RESP connections skip AUTH, so it must never be exposed beyond
-// the cluster's own network.
+// client's command to the shard's leader). Nothing on it is trusted: every
+// connection, of every kind, first runs a handshake (handshake.go) in
+// which both ends prove they belong to the cluster — mutual TLS
+// (tls-cluster), a challenge–response over a key derived from
+// cluster-secret or, when neither is set, from requirepass — and names its
+// kind and shard. Only then is it handed to the shard's raft transport
+// (Layer) or to the handler registered for its kind by whoever owns those
+// connections (replication registers the RPCs; cmd/streamd registers the
+// server's RESP handler), so that the packages plugged into the port never
+// call into each other. Connections in their handshake have a deadline and
+// are capped in number; a refused one reaches no handler. Outgoing
+// connections (Mux.Dial, the layers' Dial) run the dialer's side and check
+// the acceptor's proof before saying anything more.
 package mux
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -27,25 +29,18 @@ import (
 	"streamd/internal/lograte"
 )
 
-// Magic opens every connection to the raft port.
-const Magic = "SDR1"
-
-// Kind is a connection's kind, the header's byte after Magic.
+// Kind is a connection's kind, named in the handshake's last message.
 type Kind byte
 
 // Connection kinds.
 const (
-	// KindRaft is a raft NetworkTransport stream for the header's shard.
+	// KindRaft is a raft NetworkTransport stream for the named shard.
 	KindRaft Kind = 1
 	// KindRESP is an internal RESP client connection.
 	KindRESP Kind = 2
 	// KindRPC is one node RPC.
 	KindRPC Kind = 3
 )
-
-// headerTimeout bounds how long a new connection may take to send its
-// header, so a stray client cannot hold a goroutine.
-var headerTimeout = 5 * time.Second
 
 // errClosed is returned by Accept on a closed layer.
 var errClosed = errors.New("raft port closed")
@@ -56,13 +51,18 @@ type handler struct {
 	detached bool
 }
 
-// Mux serves one listener and routes connections by their header. It is
-// safe for concurrent use.
+// Mux serves one listener, authenticates every connection and routes it
+// by the kind its handshake names. It is safe for concurrent use.
 type Mux struct {
 	ln     net.Listener
 	addr   string // advertised host:port (every shard's raft ServerAddress)
 	log    *slog.Logger
 	layers []*layer
+	keys   *keys
+
+	pending  atomic.Int32 // accepted connections in their handshake
+	warn     rateLog      // refused connections
+	dialWarn rateLog      // failed outgoing handshakes
 
 	mu       sync.Mutex
 	handlers map[Kind]handler
@@ -71,10 +71,12 @@ type Mux struct {
 	wg       sync.WaitGroup
 }
 
-// New wraps a listener; addr is the address advertised to peers. It has a
-// raft layer per shard and does not accept until Serve.
-func New(ln net.Listener, addr string, shards int, log *slog.Logger) *Mux {
-	m := &Mux{ln: ln, addr: addr, log: log, handlers: map[Kind]handler{}, conns: map[net.Conn]struct{}{}}
+// New wraps a listener; addr is the address advertised to peers, auth how
+// this node and its peers prove they belong to the cluster (both when
+// accepting and when dialing). It has a raft layer per shard and does not
+// accept until Serve.
+func New(ln net.Listener, addr string, shards int, log *slog.Logger, auth Auth) *Mux {
+	m := &Mux{ln: ln, addr: addr, log: log, keys: newKeys(auth), handlers: map[Kind]handler{}, conns: map[net.Conn]struct{}{}}
 	for i := 0; i < shards; i++ {
 		m.layers = append(m.layers, &layer{m: m, shard: i, ch: make(chan net.Conn), done: make(chan struct{})})
 	}
@@ -83,7 +85,7 @@ func New(ln net.Listener, addr string, shards int, log *slog.Logger) *Mux {
 
 // Handle registers h for the connections of kind (not KindRaft, which goes
 // to the shards' layers). h runs on the connection's routing goroutine with
-// the header's shard; the connection is tracked: Close cuts it and waits for
+// the shard its handshake named; the connection is tracked: Close cuts it and waits for
 // h to return. Until a handler is registered, such connections are closed.
 func (m *Mux) Handle(kind Kind, h func(c net.Conn, shard int)) {
 	m.setHandler(kind, handler{fn: h})
@@ -112,6 +114,9 @@ func (m *Mux) Layer(i int) raft.StreamLayer { return m.layers[i] }
 
 // Addr returns the advertised address.
 func (m *Mux) Addr() string { return m.addr }
+
+// Mode returns how this node proves its membership (and asks peers to).
+func (m *Mux) Mode() Mode { return m.keys.mode }
 
 // Serve accepts connections until the listener is closed.
 func (m *Mux) Serve() {
@@ -149,28 +154,54 @@ func (m *Mux) Serve() {
 	}()
 }
 
-// route reads a connection's header and hands the connection on.
+// route runs a connection's handshake and hands the connection on to the
+// layer or handler of its kind. Connections still in their handshake are
+// capped (Auth.MaxPending; beyond it a new one is closed at once) and cut
+// by Close; a refused one reaches nothing.
 func (m *Mux) route(c net.Conn) {
-	c.SetReadDeadline(time.Now().Add(headerTimeout))
-	br := bufio.NewReaderSize(c, 64)
-	kind, shard, err := ReadHeader(br)
-	if err != nil {
-		m.log.Debug("raft port: bad connection header", "remote", c.RemoteAddr().String(), "err", err)
+	if conn, kind, shard, ok := m.handshake(c); ok {
+		m.hand(conn, kind, shard)
+	}
+}
+
+// handshake runs the acceptor's side of the handshake on c, counted
+// among the pending ones and cut by Close meanwhile; a refused connection
+// is closed and its refusal logged.
+func (m *Mux) handshake(c net.Conn) (net.Conn, Kind, int, bool) {
+	defer m.pending.Add(-1)
+	if n := m.pending.Add(1); int(n) > m.keys.maxPending {
+		m.warn.warn(m.log, "raft port: too many connections in their handshake, closing a new one",
+			"remote", c.RemoteAddr().String(), "max", m.keys.maxPending)
 		c.Close()
-		return
+		return nil, 0, 0, false
 	}
-	c.SetReadDeadline(time.Time{})
-	// The header is at most 4+1+10 bytes; anything the peer sent after it
-	// may already sit in br, so hand on a conn that reads br first.
-	var conn net.Conn = c
-	if br.Buffered() > 0 {
-		conn = &bufferedConn{Conn: c, r: br}
+	if !m.track(c) {
+		c.Close()
+		return nil, 0, 0, false
 	}
+	conn, kind, shard, ref := m.keys.accept(c)
+	m.untrack(c)
+	if ref != nil {
+		c.Close()
+		args := append([]any{"remote", c.RemoteAddr().String()}, ref.args...)
+		if ref.quiet {
+			m.log.Debug(ref.msg, args...)
+		} else {
+			m.warn.warn(m.log, ref.msg, args...)
+		}
+		return nil, 0, 0, false
+	}
+	return conn, kind, shard, true
+}
+
+// hand passes an authenticated connection to its shard's layer or its
+// kind's handler.
+func (m *Mux) hand(conn net.Conn, kind Kind, shard int) {
 	switch kind {
 	case KindRaft:
 		if shard >= len(m.layers) {
-			m.log.Warn("raft port: connection for an unknown shard", "shard", shard, "remote", c.RemoteAddr().String())
-			c.Close()
+			m.log.Warn("raft port: connection for an unknown shard", "shard", shard, "remote", conn.RemoteAddr().String())
+			conn.Close()
 			return
 		}
 		tc := &trackedConn{Conn: conn, m: m}
@@ -206,8 +237,9 @@ func (m *Mux) route(c net.Conn) {
 		}
 		h.fn(tc, shard)
 	default:
-		m.log.Debug("raft port: unknown connection kind", "kind", uint8(kind), "remote", c.RemoteAddr().String())
-		c.Close()
+		// A member (it passed the handshake) of another version.
+		m.log.Warn("raft port: unknown connection kind", "kind", uint8(kind), "remote", conn.RemoteAddr().String())
+		conn.Close()
 	}
 }
 
@@ -256,51 +288,6 @@ func (m *Mux) Close() error {
 	return err
 }
 
-// Dial opens a connection to a node's raft port and sends the header.
-func Dial(addr string, kind Kind, shard int, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return nil, err
-	}
-	hdr := AppendHeader(make([]byte, 0, 16), kind, shard)
-	c.SetWriteDeadline(time.Now().Add(timeout))
-	if _, err := c.Write(hdr); err != nil {
-		c.Close()
-		return nil, err
-	}
-	c.SetWriteDeadline(time.Time{})
-	return c, nil
-}
-
-// AppendHeader appends a connection header: Magic, kind, shard (uvarint).
-func AppendHeader(b []byte, kind Kind, shard int) []byte {
-	b = append(b, Magic...)
-	b = append(b, byte(kind))
-	return binary.AppendUvarint(b, uint64(shard))
-}
-
-// MaxShard bounds the shard number a header may name.
-const MaxShard = 1 << 16
-
-// ReadHeader reads and checks a connection header.
-func ReadHeader(r *bufio.Reader) (kind Kind, shard int, err error) {
-	var hdr [5]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return 0, 0, err
-	}
-	if string(hdr[:4]) != Magic {
-		return 0, 0, fmt.Errorf("bad magic %q", hdr[:4])
-	}
-	s, err := binary.ReadUvarint(r)
-	if err != nil {
-		return 0, 0, fmt.Errorf("shard: %w", err)
-	}
-	if s >= MaxShard {
-		return 0, 0, fmt.Errorf("shard %d out of range", s)
-	}
-	return Kind(hdr[4]), int(s), nil
-}
-
 // trackedConn is an accepted raft or tracked connection that leaves the
 // mux's set when closed.
 type trackedConn struct {
@@ -315,18 +302,9 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// bufferedConn is a connection whose first bytes were read into r.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-// Read reads what r buffered, then the connection.
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
-
 // layer is one shard's raft.StreamLayer over the shared port: Accept
-// returns the raft connections whose header names the shard, Dial opens a
-// connection with that header.
+// returns the raft connections whose handshake names the shard, Dial opens
+// an authenticated connection naming it.
 type layer struct {
 	m     *Mux
 	shard int
@@ -359,7 +337,7 @@ func (l *layer) Addr() net.Addr { return netAddr(l.m.addr) }
 
 // Dial opens a raft connection to the same shard on another node.
 func (l *layer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return Dial(string(address), KindRaft, l.shard, timeout)
+	return l.m.Dial(string(address), KindRaft, l.shard, timeout)
 }
 
 // netAddr is an advertised host:port as a net.Addr.
@@ -370,11 +348,3 @@ func (a netAddr) Network() string { return "tcp" }
 
 // String returns the address.
 func (a netAddr) String() string { return string(a) }
-
-// SetHeaderTimeoutForTest sets how long a new connection may take to send
-// its header (5s) and returns the function restoring it.
-func SetHeaderTimeoutForTest(d time.Duration) (restore func()) {
-	old := headerTimeout
-	headerTimeout = d
-	return func() { headerTimeout = old }
-}

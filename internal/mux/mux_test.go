@@ -2,7 +2,6 @@ package mux
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"log/slog"
 	"net"
@@ -13,27 +12,6 @@ import (
 	"github.com/hashicorp/raft"
 )
 
-// TestMuxHeader checks the header codec and what it refuses.
-func TestMuxHeader(t *testing.T) {
-	for _, shard := range []int{0, 1, 127, 128, 300, MaxShard - 1} {
-		b := AppendHeader(nil, KindRPC, shard)
-		kind, got, err := ReadHeader(bufio.NewReader(bytes.NewReader(b)))
-		if err != nil || kind != KindRPC || got != shard {
-			t.Fatalf("shard %d: kind %d shard %d err %v", shard, kind, got, err)
-		}
-	}
-	for name, b := range map[string][]byte{
-		"bad magic":   []byte("HTTP\x01\x00"),
-		"short":       []byte("SDR"),
-		"no shard":    []byte(Magic + "\x01"),
-		"shard range": AppendHeader(nil, KindRaft, MaxShard),
-	} {
-		if _, _, err := ReadHeader(bufio.NewReader(bytes.NewReader(b))); err == nil {
-			t.Errorf("%s: accepted", name)
-		}
-	}
-}
-
 // TestMuxLayers routes raft connections of two shards over one listener,
 // with data sent right behind the header (as raft does) arriving intact.
 func TestMuxLayers(t *testing.T) {
@@ -41,7 +19,7 @@ func TestMuxLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(ln, ln.Addr().String(), 2, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := New(ln, ln.Addr().String(), 2, slog.New(slog.NewTextHandler(io.Discard, nil)), Auth{Secret: "s"})
 	m.Serve()
 	defer m.Close()
 	if got := m.layers[1].Addr().String(); got != ln.Addr().String() {
@@ -103,7 +81,7 @@ func TestMuxHandlers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(ln, ln.Addr().String(), 1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := New(ln, ln.Addr().String(), 1, slog.New(slog.NewTextHandler(io.Discard, nil)), Auth{})
 	m.Serve()
 	defer m.Close()
 	addr := ln.Addr().String()
@@ -112,7 +90,7 @@ func TestMuxHandlers(t *testing.T) {
 		return bufio.NewReader(c).ReadString('\n')
 	}
 
-	c, err := Dial(addr, KindRESP, 0, time.Second)
+	c, err := m.Dial(addr, KindRESP, 0, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +110,7 @@ func TestMuxHandlers(t *testing.T) {
 		tracked <- shard
 		c.Read(make([]byte, 1)) // until Close cuts it
 	})
-	rc, err := Dial(addr, KindRESP, 0, time.Second)
+	rc, err := m.Dial(addr, KindRESP, 0, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +118,7 @@ func TestMuxHandlers(t *testing.T) {
 	if line, err := read(rc); line != "resp\n" {
 		t.Fatalf("RESP: %q, %v", line, err)
 	}
-	pc, err := Dial(addr, KindRPC, 7, time.Second)
+	pc, err := m.Dial(addr, KindRPC, 7, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

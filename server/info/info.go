@@ -51,9 +51,12 @@ type Server struct {
 
 // Clients is INFO clients.
 type Clients struct {
-	Connected      int
-	MaxClients     int
-	BlockedClients int64
+	Connected int // clients, other nodes' connections excluded
+	// ClusterConnections is cluster_connections: other nodes' internal
+	// RESP connections (forwarded commands).
+	ClusterConnections int
+	MaxClients         int
+	BlockedClients     int64
 }
 
 // Memory is INFO memory: Go's heap figures in Redis's fields (ReadMemory).

@@ -35,7 +35,7 @@ func writeServer(b *strings.Builder, d *Data) {
 func writeClients(b *strings.Builder, d *Data) {
 	c := d.Clients
 	WriteInt(b, "connected_clients", int64(c.Connected))
-	WriteInt(b, "cluster_connections", 0)
+	WriteInt(b, "cluster_connections", int64(c.ClusterConnections))
 	WriteInt(b, "maxclients", int64(c.MaxClients))
 	WriteInt(b, "blocked_clients", c.BlockedClients)
 }

@@ -71,6 +71,10 @@ var (
 		"Connections accepted.", nil, nil)
 	descRejectedConnections = prometheus.NewDesc("streamd_rejected_connections_total",
 		"Connections refused because maxclients was reached.", nil, nil)
+	descTLSConnectionsReceived = prometheus.NewDesc("streamd_tls_connections_received_total",
+		"Connections accepted on the TLS port (tls-port).", nil, nil)
+	descTLSHandshakeFailures = prometheus.NewDesc("streamd_tls_handshake_failures_total",
+		"TLS connections whose handshake failed (refused client certificate, timeout, not TLS).", nil, nil)
 	descKeys = prometheus.NewDesc("streamd_keys",
 		"Keys in each database.", []string{"db"}, nil)
 	descExpiringKeys = prometheus.NewDesc("streamd_expiring_keys",
@@ -119,6 +123,7 @@ func (sc collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descCommands, descCommandErrors, descCommandDuration, descCommandErrorsByPrefix, descErrors,
 		descConnectedClients, descBlockedClients, descConnectionsReceived, descRejectedConnections,
+		descTLSConnectionsReceived, descTLSHandshakeFailures,
 		descKeys, descExpiringKeys,
 		descPersistence, descAppliedIndex, descLastLogIndex, descSnapshotIndex, descBatches, descProposals,
 		descLastSave, descLastSaveOK, descSaves, descSaveInProgress, descChangesSinceSave,
@@ -159,6 +164,8 @@ func (sc collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descBlockedClients, float64(st.BlockedClients.Load()))
 	counter(descConnectionsReceived, float64(st.ConnectionsReceived.Load()))
 	counter(descRejectedConnections, float64(st.RejectedConnections.Load()))
+	counter(descTLSConnectionsReceived, float64(st.TLSConnectionsReceived.Load()))
+	counter(descTLSHandshakeFailures, float64(st.TLSHandshakeFailures.Load()))
 
 	shards := src.Shards()
 	if shards == nil {

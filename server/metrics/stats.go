@@ -18,6 +18,12 @@ type Stats struct {
 	// RejectedConnections counts connections refused at maxclients or by
 	// protected mode.
 	RejectedConnections atomic.Int64
+	// TLSConnectionsReceived counts connections accepted on the TLS port
+	// (also in ConnectionsReceived).
+	TLSConnectionsReceived atomic.Int64
+	// TLSHandshakeFailures counts TLS connections whose handshake failed
+	// (a refused client certificate, a timeout, a non-TLS client).
+	TLSHandshakeFailures atomic.Int64
 	// CommandsProcessed counts commands that ran (Called).
 	CommandsProcessed atomic.Int64
 	// ErrorReplies counts error replies (ErrorReply).
@@ -94,6 +100,8 @@ func NewStats() *Stats {
 func (st *Stats) Reset() {
 	st.ConnectionsReceived.Store(0)
 	st.RejectedConnections.Store(0)
+	st.TLSConnectionsReceived.Store(0)
+	st.TLSHandshakeFailures.Store(0)
 	st.CommandsProcessed.Store(0)
 	st.ErrorReplies.Store(0)
 	st.mu.Lock()
