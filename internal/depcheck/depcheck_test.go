@@ -46,24 +46,27 @@ var layers = map[string]int{
 // streams, node RPCs) and the server (forwarded commands) both plug into,
 // so neither calls back into the other.
 var leaves = map[string][]string{
-	"config":                   {"server/resp", "internal/tlsconf"},
-	"replication/wire":         {"streams"},
-	"replication/logstore":     nil,
-	"server/resp":              nil,                                            // the protocol alone
-	"server/observe":           {"server/resp"},                                // SLOWLOG's log, MONITOR's lines and fan-out
-	"server/tracking":          {"server/resp"},                                // client-side caching's tracking table
-	"server/info":              nil,                                            // INFO's text from plain data
-	"server/clients":           {"server/resp"},                                // CLIENT's info line, LIST/KILL filters, name checks, HELP
-	"server/xargs":             {"server/resp", "replication/wire", "streams"}, // stream commands' arguments → wire ops
-	"server/cmdinfo":           {"server/resp", "internal/glob"},               // COMMAND INFO/DOCS/LIST from plain descriptions
-	"internal/mux":             nil,
-	"internal/tlsconf":         nil, // the tls-* settings → crypto/tls configurations (stdlib only)
-	"internal/tlsconf/tlstest": nil, // throw-away CAs and certificates for tests
-	"internal/keywait":         nil,
-	"internal/glob":            nil,
-	"internal/depcheck":        nil,
-	"internal/testutil":        nil,
-	"internal/metricstest":     nil,
+	"config":               {"server/resp", "internal/tlsconf"},
+	"replication/wire":     {"streams"},
+	"replication/logstore": nil,
+	"server/resp":          nil,                                            // the protocol alone
+	"server/observe":       {"server/resp"},                                // SLOWLOG's log, MONITOR's lines and fan-out
+	"server/tracking":      {"server/resp"},                                // client-side caching's tracking table
+	"server/info":          nil,                                            // INFO's text from plain data
+	"server/clients":       {"server/resp"},                                // CLIENT's info line, LIST/KILL filters, name checks, HELP
+	"server/xargs":         {"server/resp", "replication/wire", "streams"}, // stream commands' arguments → wire ops
+	"server/cmdinfo":       {"server/resp", "internal/glob"},               // COMMAND INFO/DOCS/LIST from plain descriptions
+	"internal/mux":         nil,
+	"internal/keywait":     nil,
+	"internal/glob":        nil,
+	"internal/depcheck":    nil,
+	"internal/testutil":    nil,
+	"internal/metricstest": nil,
+
+	// TLS: the tls-* settings → crypto/tls configurations, and throw-away
+	// CAs and certificates for tests (both stdlib only).
+	"internal/tlsconf":         nil,
+	"internal/tlsconf/tlstest": nil,
 }
 
 // importedOnlyBy limits which packages may import a leaf: the
