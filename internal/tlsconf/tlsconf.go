@@ -103,6 +103,12 @@ func (l *Loader) Reload(f Files) error {
 // Files returns the settings currently in use.
 func (l *Loader) Files() Files { return l.cur.Load().files }
 
+// HasCA reports whether a CA is configured (tls-ca-cert-file or
+// tls-ca-cert-dir). Without one, ClusterServerConfig and
+// ClusterClientConfig refuse every peer (they never fall back to the
+// system's roots): tls-cluster needs one.
+func (l *Loader) HasCA() bool { return l.cur.Load().haveCA }
+
 // Certificate returns the parsed leaf certificate currently presented.
 func (l *Loader) Certificate() *x509.Certificate { return l.cur.Load().cert.Leaf }
 

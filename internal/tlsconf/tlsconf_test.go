@@ -325,6 +325,9 @@ func TestCluster(t *testing.T) {
 	if _, serr, _ := handshake(t, ln.ClusterServerConfig(), lb.ClusterClientConfig()); serr == nil {
 		t.Fatal("listener without a CA accepted a peer")
 	}
+	if ln.HasCA() || !la.HasCA() {
+		t.Fatalf("HasCA: %v without, %v with", ln.HasCA(), la.HasCA())
+	}
 }
 
 // TestClientConfig: a tool dialing the client port verifies the server
