@@ -234,7 +234,8 @@ func (l *Loader) ClusterClientConfig() *tls.Config {
 // ClientConfig is for tools dialing the client port over TLS (--join): it
 // presents the current certificate if the server asks for one and verifies
 // the server's certificate against the CA (the system's roots when no CA
-// is configured), host name included. Versions and suites are the
+// is configured), host name included (tls.Dial takes ServerName from the
+// address dialed when it is empty). Versions and suites are the
 // Loader's as they are when it is called.
 func (l *Loader) ClientConfig() *tls.Config {
 	st := l.cur.Load()
