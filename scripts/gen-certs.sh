@@ -4,7 +4,8 @@
 # ::1 and localhost), a client certificate, and a generic one for both
 # roles (a cluster node presents it when it accepts and when it dials),
 # signed by the CA. Usage: scripts/gen-certs.sh [dir] (default ./tls).
-# Existing keys are kept; certificates are re-issued. Never use these in
+# Existing keys are kept; certificates are re-issued (CERT_DAYS, default
+# 365; CA_KEY_BITS, default 4096). Never use these in
 # production: the CA key sits next to them, unencrypted.
 set -eu
 
@@ -13,7 +14,7 @@ days=${CERT_DAYS:-365}
 mkdir -p "$dir"
 
 if [ ! -f "$dir/ca.key" ]; then
-    openssl genrsa -out "$dir/ca.key" 4096 2>/dev/null
+    openssl genrsa -out "$dir/ca.key" "${CA_KEY_BITS:-4096}" 2>/dev/null
 fi
 openssl req -x509 -new -nodes -sha256 -key "$dir/ca.key" -days 3650 \
     -subj '/O=streamd Test/CN=Certificate Authority' -out "$dir/ca.crt"

@@ -415,7 +415,9 @@ func (s *Server) Close() error {
 		s.waitClients(closeGrace)
 		s.mu.Lock()
 		for _, c := range s.clients {
-			c.nc.Close()
+			// The TCP connection itself: a TLS close_notify could wait
+			// seconds on a peer that does not read, with s.mu held.
+			rawConn(c.nc).Close()
 		}
 		s.mu.Unlock()
 	})

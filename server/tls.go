@@ -149,6 +149,7 @@ func (s *Server) applyTLS(next *config.Config, names []string) (name, reason str
 		}
 		l = nl
 		s.tls.Store(l)
+		restore = func() { s.tls.Store(nil) } // TLS was off
 	}
 	if err := s.changeTLSPort(next.TLSPort, l); err != nil {
 		s.log.Warn("Failed applying new configuration. Possibly related to new tls-port setting. Restoring previous settings.", "tls-port", next.TLSPort, "err", err)

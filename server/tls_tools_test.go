@@ -7,6 +7,7 @@ package server
 import (
 	"crypto/x509"
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -106,6 +107,12 @@ func TestTLSConfigVsRedis(t *testing.T) {
 	}
 
 	ts := startTLSServer(t, nil)
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	_, busy, _ := net.SplitHostPort(held.Addr().String())
 	redisTLS := dial(t, startRedisTLS(t, ts.pki, ts.pki.Issue("redis", false, x509.ExtKeyUsageServerAuth)))
 	streamdTLS := ts.mustDialTLS(t, &ts.client)
 	for _, set := range [][]string{
@@ -115,6 +122,8 @@ func TestTLSConfigVsRedis(t *testing.T) {
 		{"tls-auth-clients", "maybe"},
 		{"tls-prefer-server-ciphers", "maybe"},
 		{"tls-port", "70000"},
+		{"tls-port", busy}, // cannot bind
+		{"tls-port", strconv.Itoa(testutil.FreePort(t)), "tls-cert-file", "/nope"}, // the files are blamed
 	} {
 		args := append([]string{"CONFIG", "SET"}, set...)
 		want := pdo(t, redisTLS, args...).String()

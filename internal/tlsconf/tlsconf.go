@@ -103,6 +103,12 @@ func (l *Loader) Reload(f Files) error {
 // Files returns the settings currently in use.
 func (l *Loader) Files() Files { return l.cur.Load().files }
 
+// HasCA reports whether a CA is configured (tls-ca-cert-file or
+// tls-ca-cert-dir). Without one, ClusterServerConfig and
+// ClusterClientConfig refuse every peer (they never fall back to the
+// system's roots): tls-cluster needs one.
+func (l *Loader) HasCA() bool { return l.cur.Load().haveCA }
+
 // Certificate returns the parsed leaf certificate currently presented.
 func (l *Loader) Certificate() *x509.Certificate { return l.cur.Load().cert.Leaf }
 
@@ -228,7 +234,8 @@ func (l *Loader) ClusterClientConfig() *tls.Config {
 // ClientConfig is for tools dialing the client port over TLS (--join): it
 // presents the current certificate if the server asks for one and verifies
 // the server's certificate against the CA (the system's roots when no CA
-// is configured), host name included. Versions and suites are the
+// is configured), host name included (tls.Dial takes ServerName from the
+// address dialed when it is empty). Versions and suites are the
 // Loader's as they are when it is called.
 func (l *Loader) ClientConfig() *tls.Config {
 	st := l.cur.Load()
