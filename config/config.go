@@ -88,6 +88,10 @@ type Config struct {
 	// ConfigFile is the path of the config file the server was started
 	// with ("" = none; CONFIG REWRITE writes there). It is not a directive.
 	ConfigFile string
+	// Warnings are the start-up warnings of loading the configuration: one
+	// line per Redis directive streamd ignores and per fixed directive given
+	// another value (main logs them). They are not a directive.
+	Warnings []string
 	// LogLevelVar, if set, is the live level of the process's logger
 	// (main makes it): CONFIG SET loglevel sets it. It is not a directive.
 	LogLevelVar *slog.LevelVar
@@ -287,14 +291,24 @@ func (c Config) CheckCluster() error {
 }
 
 // Set sets the directive name to value as a config file line would (the
-// command line uses it for the flags named after directives). An unknown
-// name or a bad value is an error naming the directive.
+// command line uses it for the flags named after directives). A Redis
+// directive streamd does not use, or a fixed directive's other value, is
+// accepted with a warning (c.Warnings). An unknown name or a bad value is an
+// error naming the directive.
 func (c *Config) Set(name, value string) error {
 	p := Lookup(name)
 	if p == nil {
-		return fmt.Errorf("unknown directive %q", name)
+		warning, err := ignoredRedisDirective(name)
+		if errors.Is(err, errUnknown) {
+			return fmt.Errorf("unknown directive %q%s", name, didYouMean(Suggest(name, true), "", ""))
+		}
+		if err != nil {
+			return err
+		}
+		c.Warnings = append(c.Warnings, warning)
+		return nil
 	}
-	if err := p.set(c, value); err != nil {
+	if err := c.setOrWarn(p, value); err != nil {
 		return fmt.Errorf("%s %q: %v", p.name, value, err)
 	}
 	return nil

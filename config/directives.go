@@ -88,20 +88,13 @@ func (p *Directive) quote() *Directive {
 // constParam is a directive streamd answers with a fixed value because the
 // choice it offers in Redis does not exist here (no RDB save points: the
 // shard snapshots by log size; the log is always on, so appendonly is
-// yes): CONFIG GET reports the truth, and a file may set it only to that
-// value.
-func constParam(name, value string) *Directive {
-	return &Directive{
-		name: name,
-		get:  func(*Config) string { return value },
-		set: func(_ *Config, v string) error {
-			if !strings.EqualFold(v, value) {
-				return fmt.Errorf("streamd supports only %q", value)
-			}
-			return nil
-		},
-		immutable: true,
-	}
+// yes): CONFIG GET reports the truth; a file or flag with another value is
+// accepted with a warning, CONFIG SET refuses it (FixedValueError, with
+// why) or, immutable, refuses any.
+func constParam(name, value, why string) *Directive {
+	p := fixedParam(name, value, why, nil)
+	p.immutable = true
+	return p
 }
 
 func intParam(name string, min, max int64, field func(*Config) *int, immutable bool) *Directive {
@@ -305,9 +298,9 @@ var directives = func() []*Directive {
 				return errors.New("argument(s) must be one of the following: text, json")
 			}, immutable: true,
 			help: "log line format on stderr: text (key=value) or json (one object a line)"},
-		constParam("databases", "16").doc("fixed: 16 logical databases (SELECT 0-15)"),
-		constParam("save", "").quote().doc(`fixed: "" (snapshots are taken by log size, not save points)`),
-		constParam("appendonly", "yes").doc("fixed: yes (the Raft log is always on)"),
+		constParam("databases", "16", "16 logical databases").doc("fixed: 16 logical databases (SELECT 0-15)"),
+		constParam("save", "", "snapshots are taken by log size, not save points").settable().quote().doc(`fixed: "" (snapshots are taken by log size, not save points)`),
+		constParam("appendonly", "yes", "the Raft log is always on").settable().doc("fixed: yes (the Raft log is always on)"),
 		{name: "appendfsync", get: func(c *Config) string { return c.AppendFsync },
 			set: func(c *Config, v string) error {
 				// "" reads as always (server.FsyncPolicy turns the value
@@ -401,6 +394,7 @@ var directives = func() []*Directive {
 			doc("entries the SLOWLOG keeps"),
 	}
 	ps = append(ps, tlsDirectives()...)
+	ps = append(ps, fixedDirectives()...)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
 }()

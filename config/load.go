@@ -2,6 +2,7 @@ package config
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,12 +13,19 @@ import (
 	"streamd/server/resp"
 )
 
+// ErrVersion is Load's answer to -v/--version: print the version and exit.
+var ErrVersion = errors.New("version requested")
+
 // Load builds the configuration from a command line and an environment:
 // defaults, then the optional config file (args' first argument when it
 // is not a flag), then the STREAMD_<NAME> variables lookupEnv finds, then
 // the flags given. Every directive is a flag of the same name, parsed by
-// Config.Set as a file line is, so all three accept the same values; the
-// result is checked with CheckCluster. -h/--help returns flag.ErrHelp.
+// Config.Set as a file line is, so all three accept the same values; a
+// Redis directive streamd does not use is accepted (file or flag) with a
+// warning in Config.Warnings. dir is made absolute (relative to the working
+// directory, as Redis's chdir makes it), and the result is checked with
+// CheckCluster. -h/--help returns flag.ErrHelp, -v/--version ErrVersion; a
+// mistyped flag's error names the nearest directive.
 func Load(args []string, lookupEnv func(string) (string, bool)) (Config, error) {
 	cfg := Default()
 	fs := flag.NewFlagSet("streamd", flag.ContinueOnError)
@@ -27,6 +35,17 @@ func Load(args []string, lookupEnv func(string) (string, bool)) (Config, error) 
 		given[p.name] = new(string)
 		fs.Var(directiveFlag{given[p.name], p.yesNo}, p.name, p.help)
 	}
+	// Redis's command line takes every directive as a flag: so does this
+	// one, for the Redis directives streamd ignores (Config.Set warns, or
+	// refuses the refused ones).
+	for _, n := range redisDirectives {
+		if given[n] == nil {
+			given[n] = new(string)
+			fs.Var(directiveFlag{v: given[n]}, n, "")
+		}
+	}
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.BoolVar(showVersion, "v", false, "print the version and exit")
 	// Go's flag package stops at the first positional argument; allow the
 	// config file first, as "streamd redis.conf --port 7000".
 	var file string
@@ -34,10 +53,13 @@ func Load(args []string, lookupEnv func(string) (string, bool)) (Config, error) 
 		file, args = args[0], args[1:]
 	}
 	if err := fs.Parse(joinYesNo(args)); err != nil {
-		return cfg, err
+		return cfg, flagError(err)
+	}
+	if *showVersion {
+		return cfg, ErrVersion
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return cfg, fmt.Errorf("unexpected argument %q (the config file comes first); see streamd --help", fs.Arg(0))
 	}
 	if file != "" {
 		if err := LoadFile(file, &cfg); err != nil {
@@ -53,17 +75,38 @@ func Load(args []string, lookupEnv func(string) (string, bool)) (Config, error) 
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
-		if err == nil {
+		if err == nil && given[f.Name] != nil {
 			err = cfg.Set(f.Name, *given[f.Name])
 		}
 	})
 	if err != nil {
 		return cfg, err
 	}
+	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return cfg, fmt.Errorf("dir: %v", err)
+	}
 	if err := cfg.CheckCluster(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// flagError rewrites the flag package's errors in streamd's words: an
+// unknown flag names the nearest directive and points to --help.
+func flagError(err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		hint := didYouMean(Suggest(name, false), "--", "")
+		if hint == "" && editDistance(name, "version") <= 2 {
+			hint = " (did you mean --version?)"
+		}
+		return fmt.Errorf("unknown flag --%s%s; see streamd --help", name, hint)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return fmt.Errorf("flag --%s needs a value; see streamd --help", strings.TrimLeft(name, "-"))
+	}
+	return err
 }
 
 // directiveFlag is the flag of one directive: it keeps the value given
@@ -152,7 +195,16 @@ func LoadFile(path string, cfg *Config) error {
 		name := strings.ToLower(string(args[0]))
 		p := Lookup(name)
 		if p == nil {
-			return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments", path, lineNo, line)
+			warning, err := ignoredRedisDirective(name)
+			switch {
+			case errors.Is(err, errUnknown):
+				return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments%s",
+					path, lineNo, line, didYouMean(Suggest(name, true), "'", "'"))
+			case err != nil:
+				return fmt.Errorf("%s:%d: %q: %v", path, lineNo, line, err)
+			}
+			cfg.warnOnce(name, fmt.Sprintf("%s:%d: %s", path, lineNo, warning))
+			continue
 		}
 		vals := make([]string, len(args)-1)
 		for i, a := range args[1:] {
@@ -169,8 +221,12 @@ func LoadFile(path string, cfg *Config) error {
 		default:
 			return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments", path, lineNo, line)
 		}
-		if err := p.set(cfg, value); err != nil {
+		before := len(cfg.Warnings)
+		if err := cfg.setOrWarn(p, value); err != nil {
 			return fmt.Errorf("%s:%d: %q: %v", path, lineNo, line, err)
+		}
+		for i := before; i < len(cfg.Warnings); i++ {
+			cfg.Warnings[i] = fmt.Sprintf("%s:%d: %s", path, lineNo, cfg.Warnings[i])
 		}
 	}
 	return sc.Err()
@@ -217,9 +273,29 @@ func LoadEnv(cfg *Config, lookup func(string) (string, bool)) error {
 		if !ok {
 			continue
 		}
-		if err := p.set(cfg, v); err != nil {
+		if err := cfg.setOrWarn(p, v); err != nil {
 			return fmt.Errorf("%s=%q: %v", env, v, err)
 		}
 	}
 	return nil
+}
+
+// warnOnce adds warning unless a warning for the Redis directive name was
+// already given (a file may repeat a directive: client-output-buffer-limit).
+func (c *Config) warnOnce(name, warning string) {
+	tag := "'" + name + "'"
+	for _, w := range c.Warnings {
+		if strings.Contains(w, "Redis directive "+tag) {
+			return
+		}
+	}
+	c.Warnings = append(c.Warnings, warning)
+}
+
+// didYouMean is " (did you mean <pre>name<post>?)" for a suggestion, or "".
+func didYouMean(name, pre, post string) string {
+	if name == "" {
+		return ""
+	}
+	return " (did you mean " + pre + name + post + "?)"
 }

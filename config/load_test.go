@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -37,7 +38,10 @@ func TestConfigPrecedence(t *testing.T) {
 	want.Port, want.MaxClients, want.LogLevel, want.MetricsMaxStreams = 7002, 6, "warning", 7
 	want.MetricsAddr, want.SlowlogLogSlowerThan, want.SlowlogMaxLen, want.LogFormat = "", -1, 9, "json"
 	want.BalanceLeaders, want.ConfigFile = false, conf
-	if cfg != want {
+	if want.Dir, err = filepath.Abs(want.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got  %+v\nwant %+v", cfg, want)
 	}
 	// Without the flag, the variable; without the variable, the file.

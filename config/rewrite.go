@@ -76,6 +76,13 @@ func Rewrite(old []byte, cfg Config) []byte {
 			if ok && len(args) > 0 {
 				p = Lookup(string(args[0]))
 			}
+			if p == nil && ok && len(args) > 0 {
+				if _, err := ignoredRedisDirective(string(args[0])); err == nil {
+					// A Redis directive streamd accepted and ignores: kept.
+					lines = append(lines, line)
+					continue
+				}
+			}
 			if p == nil {
 				lines = append(lines, "# ??? "+line)
 				continue

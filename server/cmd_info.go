@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"streamd/internal/version"
 	"streamd/replication"
 	"streamd/replication/state"
 	"streamd/server/info"
@@ -32,7 +33,9 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 	case "server":
 		cfg := s.config()
 		exe, _ := os.Executable()
-		d.Server = info.Server{Version: serverVersion, ClusterEnabled: cfg.ClusterEnabled, OS: info.Uname(),
+		bi := version.Get()
+		d.Server = info.Server{Version: serverVersion, GitSHA1: bi.SHA1(), GitDirty: bi.DirtyFlag(), BuildID: bi.BuildID,
+			StreamdVersion: version.Release, StreamdGitSHA1: bi.Commit, ClusterEnabled: cfg.ClusterEnabled, OS: info.Uname(),
 			GoVersion: runtime.Version(), ProcessID: os.Getpid(), RunID: info.RunID, TCPPort: tcpPort(cfg),
 			Uptime: time.Since(s.startTime), ServerTimeUsec: time.Now().UnixMicro(), Executable: exe}
 	case "clients":

@@ -66,6 +66,7 @@ var leaves = map[string][]string{
 	"internal/depcheck":        nil,
 	"internal/testutil":        nil,
 	"internal/metricstest":     nil,
+	"internal/version":         nil, // --version and INFO server: release, git commit, build id (stdlib only)
 }
 
 // importedOnlyBy limits which packages may import a leaf: the

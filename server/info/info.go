@@ -37,7 +37,18 @@ type Data struct {
 
 // Server is INFO server.
 type Server struct {
-	Version        string // redis_version
+	Version string // redis_version
+	// GitSHA1 is redis_git_sha1: the first 8 hex digits of the streamd
+	// commit built ("" = unknown: Redis's 00000000).
+	GitSHA1 string
+	// GitDirty is redis_git_dirty: "1" if built from a modified tree.
+	GitDirty string
+	// BuildID is redis_build_id: what identifies this build.
+	BuildID string
+	// StreamdVersion is streamd_version: streamd's own release.
+	StreamdVersion string
+	// StreamdGitSHA1 is streamd_git_sha1: the full commit ("" = unknown).
+	StreamdGitSHA1 string
 	ClusterEnabled bool   // redis_mode: cluster, else standalone
 	OS             string // "Linux 6.1.0 x86_64" (Uname)
 	GoVersion      string

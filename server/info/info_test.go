@@ -50,7 +50,8 @@ func TestRenderHeadersAndOrder(t *testing.T) {
 
 func TestRenderSections(t *testing.T) {
 	d := &Data{
-		Server: Server{Version: "7.2.4", ClusterEnabled: true, OS: "Linux 6.1 x86_64", GoVersion: "go1.26",
+		Server: Server{Version: "7.2.4", GitSHA1: "0123abcd", GitDirty: "1", BuildID: "feedface00112233", StreamdVersion: "0.12.0",
+			StreamdGitSHA1: "0123abcd0123abcd0123abcd0123abcd0123abcd", ClusterEnabled: true, OS: "Linux 6.1 x86_64", GoVersion: "go1.26",
 			ProcessID: 42, RunID: "abc", TCPPort: 6379, ServerTimeUsec: 1700000000000001,
 			Uptime: 3*24*time.Hour + 5*time.Second + 300*time.Millisecond, Executable: "/bin/streamd"},
 		Clients:     Clients{Connected: 3, MaxClients: 10000, BlockedClients: 1},
@@ -68,7 +69,8 @@ func TestRenderSections(t *testing.T) {
 	}
 	want := strings.Join([]string{
 		"# Server",
-		"redis_version:7.2.4", "redis_git_sha1:00000000", "redis_git_dirty:0", "redis_mode:cluster",
+		"redis_version:7.2.4", "redis_git_sha1:0123abcd", "redis_git_dirty:1", "redis_build_id:feedface00112233", "redis_mode:cluster",
+		"streamd_version:0.12.0", "streamd_git_sha1:0123abcd0123abcd0123abcd0123abcd0123abcd",
 		"os:Linux 6.1 x86_64", "arch_bits:" + strconv.Itoa(strconv.IntSize), "multiplexing_api:go-netpoll", "go_version:go1.26",
 		"process_id:42", "process_supervised:no", "run_id:abc", "tcp_port:6379",
 		"server_time_usec:1700000000000001", "uptime_in_seconds:259205", "uptime_in_days:3",

@@ -10,13 +10,16 @@ import (
 func writeServer(b *strings.Builder, d *Data) {
 	s := d.Server
 	WriteLine(b, "redis_version", s.Version)
-	WriteLine(b, "redis_git_sha1", "00000000")
-	WriteLine(b, "redis_git_dirty", "0")
+	WriteLine(b, "redis_git_sha1", orDefault(s.GitSHA1, "00000000"))
+	WriteLine(b, "redis_git_dirty", orDefault(s.GitDirty, "0"))
+	WriteLine(b, "redis_build_id", s.BuildID)
 	mode := "standalone"
 	if s.ClusterEnabled {
 		mode = "cluster"
 	}
 	WriteLine(b, "redis_mode", mode)
+	WriteLine(b, "streamd_version", s.StreamdVersion)
+	WriteLine(b, "streamd_git_sha1", s.StreamdGitSHA1)
 	WriteLine(b, "os", s.OS)
 	WriteInt(b, "arch_bits", int64(strconv.IntSize))
 	WriteLine(b, "multiplexing_api", "go-netpoll")
@@ -205,4 +208,12 @@ func writeKeyspace(b *strings.Builder, d *Data) {
 		}
 		WriteLine(b, "db"+strconv.Itoa(i), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=0", db.Keys, db.Expires))
 	}
+}
+
+// orDefault is v, or def when v is empty.
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
