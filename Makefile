@@ -14,11 +14,18 @@ test:
 	$(GO) test -race -count=1 ./...
 	cd testdata/dapr && $(GO) test -race -count=1 ./...
 
+# The git commit and whether the tree is modified go into the binary
+# (streamd --version, INFO server's redis_git_sha1/streamd_git_sha1), for
+# builds where the go command does not stamp them (-buildvcs=false).
+GIT_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_DIRTY := $(shell if [ -n "$$(git status --porcelain 2>/dev/null)" ]; then echo true; else echo false; fi)
+LDFLAGS := -X streamd/internal/version.commit=$(GIT_COMMIT) -X streamd/internal/version.dirty=$(GIT_DIRTY)
+
 build:
-	$(GO) build -o streamd ./cmd/streamd
+	$(GO) build -ldflags "$(LDFLAGS)" -o streamd ./cmd/streamd
 
 run:
-	$(GO) run ./cmd/streamd
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/streamd
 
 vet:
 	$(GO) vet ./...

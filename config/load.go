@@ -237,6 +237,9 @@ func LoadFile(path string, cfg *Config) error {
 type Doc struct {
 	Name, Default, Help string
 	YesNo               bool
+	// Group is the section of --help and of the README's table: one of
+	// Groups.
+	Group string
 }
 
 // Docs describes every directive, sorted by name: the one table
@@ -252,7 +255,7 @@ func Docs() []Doc {
 		if d == "" {
 			d = `""`
 		}
-		out[i] = Doc{Name: p.name, Default: d, Help: p.help, YesNo: p.yesNo}
+		out[i] = Doc{Name: p.name, Default: d, Help: p.help, YesNo: p.yesNo, Group: groupOf(p.name)}
 	}
 	return out
 }

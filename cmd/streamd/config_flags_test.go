@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ import (
 )
 
 // TestHelp: -h and --help ask for help, which lists every directive with
-// its default and text; the binary prints it to stdout and exits 0.
+// its default and text under its group, in 100 columns, with two examples;
+// the binary prints it to stdout and exits 0.
 func TestHelp(t *testing.T) {
 	for _, a := range []string{"-h", "--help", "-help"} {
 		if _, err := parseArgs([]string{a}); !errors.Is(err, flag.ErrHelp) {
@@ -40,50 +42,80 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// checkHelp requires a line "  name  default  help" for every directive.
+// checkHelp requires, for every directive, a line "  --name (default D)"
+// under its group's heading followed by its help text (wrapped: the
+// indented lines up to the next directive, joined, are the text); every
+// line within 100 columns; the groups in config.Groups' order; and an
+// Examples section with two commands.
 func checkHelp(t *testing.T, help string) {
 	t.Helper()
-	lines := map[string][]string{}
-	for _, l := range strings.Split(help, "\n") {
-		if f := strings.Fields(l); len(f) > 0 {
-			lines[f[0]] = append(lines[f[0]], l)
+	lines := strings.Split(help, "\n")
+	type entry struct{ group, def, text string }
+	got := map[string]*entry{}
+	var groups []string
+	group, examples := "", 0
+	var cur *entry
+	for i, l := range lines {
+		if len(l) > 100 {
+			t.Errorf("line %d is %d columns: %q", i+1, len(l), l)
+		}
+		switch {
+		case strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") && l != "":
+			group, cur = strings.ToLower(strings.TrimSuffix(l, ":")), nil
+			groups = append(groups, group)
+		case strings.HasPrefix(l, "  --") && group != "examples":
+			name, def, ok := strings.Cut(strings.TrimPrefix(l, "  --"), " (default ")
+			if !ok || !strings.HasSuffix(def, ")") {
+				t.Errorf("line %q", l)
+				continue
+			}
+			cur = &entry{group: group, def: strings.TrimSuffix(def, ")")}
+			got[name] = cur
+		case strings.HasPrefix(l, "      ") && cur != nil:
+			cur.text = strings.TrimSpace(cur.text + " " + strings.TrimSpace(l))
+		case group == "examples" && strings.HasPrefix(l, "  streamd "):
+			examples++
 		}
 	}
 	for _, d := range config.Docs() {
-		found := false
-		for _, l := range lines[d.Name] {
-			rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), d.Name))
-			if strings.HasPrefix(rest, d.Default+"  ") && strings.HasSuffix(rest, d.Help) {
-				found = true
-			}
+		e := got[d.Name]
+		if e == nil || e.group != d.Group || e.def != d.Default || e.text != strings.Join(strings.Fields(d.Help), " ") {
+			t.Errorf("--help for %s: %+v, want group %s, default %s, %q", d.Name, e, d.Group, d.Default, d.Help)
 		}
-		if !found {
-			t.Errorf("--help has no line for %s (default %s)", d.Name, d.Default)
-		}
+	}
+	if want := append(slices.Clone(config.Groups), "examples"); !slices.Equal(groups, want) {
+		t.Errorf("--help's sections %q, want %q", groups, want)
+	}
+	if examples != 2 {
+		t.Errorf("%d examples, want 2", examples)
 	}
 	if !strings.Contains(help, "STREAMD_") {
 		t.Error("--help does not mention the environment variables")
 	}
 }
 
-// TestREADMEConfigTable: the README's Configuration table lists exactly
-// the directives of the config table, with the same defaults and texts, so that the
-// two cannot drift apart.
+// TestREADMEConfigTable: the README's Configuration tables list exactly
+// the directives of the config table, each under its group's label
+// ("**Basics**"), with the same defaults and texts, so that the two cannot
+// drift apart.
 func TestREADMEConfigTable(t *testing.T) {
 	f, err := os.Open(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rows := map[string][2]string{} // name -> default, help
+	rows := map[string][3]string{} // name -> group, default, help
 	var order []string
-	in := false
+	in, group := false, ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		l := sc.Text()
 		if strings.HasPrefix(l, "## ") {
 			in = l == "## Configuration"
 			continue
+		}
+		if in && strings.HasPrefix(l, "**") && strings.HasSuffix(l, "**") {
+			group = strings.ToLower(strings.Trim(l, "*"))
 		}
 		if !in || !strings.HasPrefix(l, "| `") {
 			continue
@@ -93,23 +125,29 @@ func TestREADMEConfigTable(t *testing.T) {
 			t.Fatalf("README row %q: want 3 cells", l)
 		}
 		name := strings.Trim(strings.TrimSpace(cells[0]), "`")
-		rows[name] = [2]string{strings.Trim(strings.TrimSpace(cells[1]), "`"), strings.TrimSpace(cells[2])}
+		rows[name] = [3]string{group, strings.Trim(strings.TrimSpace(cells[1]), "`"), strings.TrimSpace(cells[2])}
 		order = append(order, name)
 	}
 	var want strings.Builder
 	docs := config.Docs()
-	for _, d := range docs {
-		want.WriteString("| `" + d.Name + "` | `" + d.Default + "` | " + d.Help + " |\n")
+	for _, g := range config.Groups {
+		want.WriteString("**" + strings.ToUpper(g[:1]) + g[1:] + "**\n\n| name | default | what it changes |\n|---|---|---|\n")
+		for _, d := range docs {
+			if d.Group == g {
+				want.WriteString("| `" + d.Name + "` | `" + d.Default + "` | " + d.Help + " |\n")
+			}
+		}
+		want.WriteString("\n")
 	}
 	bad := len(rows) != len(docs) || len(order) != len(docs)
 	for _, d := range docs {
-		if row, ok := rows[d.Name]; !ok || row != [2]string{d.Default, d.Help} {
-			t.Errorf("README: %s has %q (listed: %v), want default %q and %q", d.Name, row, ok, d.Default, d.Help)
+		if row, ok := rows[d.Name]; !ok || row != [3]string{d.Group, d.Default, d.Help} {
+			t.Errorf("README: %s has %q (listed: %v), want group %s, default %q and %q", d.Name, row, ok, d.Group, d.Default, d.Help)
 			bad = true
 		}
 	}
 	if bad {
-		t.Fatalf("README's Configuration table does not match config.Docs; want these rows:\n%s", want.String())
+		t.Fatalf("README's Configuration tables do not match config.Docs; want these:\n%s", want.String())
 	}
 }
 

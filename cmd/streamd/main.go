@@ -2,6 +2,7 @@
 //
 //	streamd [config-file] [--name value ...]
 //	streamd --help
+//	streamd --version
 //
 // Every directive (config.Docs; --help prints them with their
 // defaults) is a config file line, a flag of the same name and a
@@ -40,7 +41,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"streamd/config"
@@ -57,6 +57,10 @@ func main() {
 		}
 		return
 	}
+	if errors.Is(err, config.ErrVersion) {
+		fmt.Println(versionLine())
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "streamd:", err)
 		os.Exit(1)
@@ -65,29 +69,8 @@ func main() {
 
 // parseArgs builds the configuration from args and the process's
 // environment (config.Load: defaults, config file, STREAMD_* variables,
-// flags). -h/--help returns flag.ErrHelp.
+// flags). -h/--help returns flag.ErrHelp, -v/--version config.ErrVersion.
 func parseArgs(args []string) (config.Config, error) { return config.Load(args, os.LookupEnv) }
-
-// writeHelp prints the usage and every directive (name, default, what it
-// changes) from config.Docs, the table the README mirrors.
-func writeHelp(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, `Usage: streamd [config-file] [--name value ...]
-
-streamd is a Redis-protocol server for Redis Streams, durable through a Raft
-log. Each setting below is a config file directive (redis.conf syntax), a
-flag --name value (or --name=value; a yes/no flag alone means yes) and an
-environment variable STREAMD_NAME (upper case, "-" as "_", e.g.
-STREAMD_METRICS_ADDR). A flag wins over the environment, which wins over the
-file, which wins over the default.
-
-`)
-	fmt.Fprintln(tw, "  NAME\tDEFAULT\tWHAT IT CHANGES")
-	for _, d := range config.Docs() {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Name, d.Default, d.Help)
-	}
-	return tw.Flush()
-}
 
 // listen binds every address of cfg.Bind; an address with a leading "-" is
 // optional, as in Redis.
@@ -132,6 +115,9 @@ func run(args []string, logOut io.Writer) error {
 	log := config.NewLogger(cfg, logOut, level)
 	log.Info("streamd starting", "pid", os.Getpid(), "config-file", cfg.ConfigFile,
 		"loglevel", cfg.LogLevel, "log-format", cfg.LogFormat)
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
 	// As Redis at start-up: raise the open-file limit for maxclients, or
 	// lower maxclients to fit it (CONFIG GET then shows the lower value).
 	if cfg.MaxClients, err = server.FitMaxClients(cfg.MaxClients, log); err != nil {
