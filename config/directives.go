@@ -234,7 +234,7 @@ var directives = func() []*Directive {
 			help: `client addresses to listen on, space-separated ("-addr" = skip if it cannot be bound, "*" = all)`},
 		intParam("port", 0, 65535, func(c *Config) *int { return &c.Port }, true).
 			doc("client TCP port (0 = off when a tls-port is set, else any free port; a cluster node needs a fixed one)"),
-		{name: "dir", get: func(c *Config) string { return c.Dir },
+		{name: "dir", get: func(c *Config) string { return absPath(c.Dir) },
 			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true, quoted: true,
 			help: "data directory: Raft log, snapshots, LOCK (shard N > 0 in dir/shard-N)"},
 		{name: "requirepass", get: func(c *Config) string { return c.RequirePass },

@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // fixedDirectives are Redis directives that tools ask CONFIG GET about
 // (redis_exporter, BullMQ's maxmemory-policy check, RedisInsight) whose
@@ -41,4 +44,14 @@ func fixedParam(name, value, why string, same func(string) bool) *Directive {
 			return nil
 		},
 	}
+}
+
+// absPath is path made absolute against the working directory (Load does
+// it to dir; CONFIG GET dir reports it so even for a Config built by hand),
+// or path itself if that fails.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }

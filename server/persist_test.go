@@ -228,7 +228,7 @@ func TestPersistConfigAppendfsync(t *testing.T) {
 	if st := d.sh.Stats(); st.Fsync != replication.FsyncAlways {
 		t.Errorf("shard fsync = %v, want always", st.Fsync)
 	}
-	pexpect(t, c, "(error) ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config",
+	pexpect(t, c, "(error) ERR CONFIG SET failed (possibly related to argument 'appendonly') - streamd supports only 'yes' (the Raft log is always on)",
 		"CONFIG", "SET", "appendonly", "no")
 }
 
