@@ -1,8 +1,8 @@
 package server
 
 import (
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
