@@ -236,7 +236,8 @@ var directives = func() []*Directive {
 			doc("client TCP port (0 = off when a tls-port is set, else any free port; a cluster node needs a fixed one)"),
 		{name: "dir", get: func(c *Config) string { return absPath(c.Dir) },
 			set: func(c *Config, v string) error { c.Dir = v; return nil }, immutable: true, quoted: true,
-			help: "data directory: Raft log, snapshots, LOCK (shard N > 0 in dir/shard-N)"},
+			defText: Default().Dir, // get reports it absolute
+			help:    "data directory: Raft log, snapshots, LOCK (shard N > 0 in dir/shard-N)"},
 		{name: "requirepass", get: func(c *Config) string { return c.RequirePass },
 			set: func(c *Config, v string) error { c.RequirePass = v; return nil }, quoted: true,
 			help: `password of the default user ("" = no AUTH needed)`},
