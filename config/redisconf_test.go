@@ -199,3 +199,15 @@ func TestDirAbsolute(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteKeepsRedisDirectives: CONFIG REWRITE keeps the Redis
+// directives it accepted and ignores as they are, comments out unknown
+// words, and writes a fixed directive's true value.
+func TestRewriteKeepsRedisDirectives(t *testing.T) {
+	out := string(Rewrite([]byte("tcp-backlog 511\nfoo bar\nappendonly no\n"), Default()))
+	for _, want := range []string{"tcp-backlog 511\n", "# ??? foo bar\n", "appendonly yes\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rewritten file lacks %q:\n%s", want, out)
+		}
+	}
+}
