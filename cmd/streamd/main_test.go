@@ -46,7 +46,8 @@ func TestParseArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Port != tt.port || cfg.Bind != tt.bind || cfg.Dir != tt.dir || cfg.RequirePass != tt.pass || cfg.MaxClients != tt.maxClients {
+			// dir comes out absolute (against the working directory).
+			if wantDir, _ := filepath.Abs(tt.dir); cfg.Port != tt.port || cfg.Bind != tt.bind || cfg.Dir != wantDir || cfg.RequirePass != tt.pass || cfg.MaxClients != tt.maxClients {
 				t.Fatalf("got %+v", cfg)
 			}
 		})
