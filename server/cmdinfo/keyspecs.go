@@ -21,10 +21,10 @@ type KeySpec struct {
 	StartFrom  int
 	// KeyNum selects find_keys keynum (KeyNumIdx, FirstKey, KeyStep);
 	// otherwise it is range (LastKey, KeyStep, Limit).
-	KeyNum             bool
-	LastKey, Limit     int
+	KeyNum              bool
+	LastKey, Limit      int
 	KeyNumIdx, FirstKey int
-	KeyStep            int
+	KeyStep             int
 }
 
 // SpecFromPositions is the key spec of a command described only by legacy
