@@ -81,6 +81,13 @@ type Config struct {
 	// SlowlogMaxLen is "slowlog-max-len": how many entries the SLOWLOG
 	// keeps (default 128).
 	SlowlogMaxLen int
+	// LatencyTracking is "latency-tracking": whether commands' latencies go
+	// into INFO latencystats' histograms (default yes), as in Redis 7.
+	LatencyTracking bool
+	// LatencyTrackingInfoPercentiles is "latency-tracking-info-percentiles":
+	// the percentiles INFO latencystats reports (default "50 99 99.9"; kept
+	// as CONFIG GET writes it, LatencyPercentiles parses it).
+	LatencyTrackingInfoPercentiles string
 	// LogFormat is "log-format": "text" (the default, log/slog's key=value
 	// lines) or "json" (one JSON object a line). Read from the file or the
 	// command line only.
@@ -188,29 +195,31 @@ const (
 // balanced.
 func Default() Config {
 	return Config{
-		Bind:                 "127.0.0.1",
-		Port:                 6379,
-		Dir:                  "./data",
-		MaxClients:           10000,
-		ProtectedMode:        true,
-		ProtoMaxBulkLen:      512 << 20,
-		StreamNodeMaxEntries: 100,
-		StreamNodeMaxBytes:   4096,
-		TCPKeepAlive:         300,
-		LogLevel:             "notice",
-		AppendFsync:          "always",
-		MetricsAddr:          "127.0.0.1:9121",
-		MetricsMaxStreams:    100,
-		SlowlogLogSlowerThan: 10000,
-		SlowlogMaxLen:        128,
-		LogFormat:            "text",
-		Shards:               1,
-		RaftHeartbeatTimeout: DefaultRaftHeartbeatTimeout,
-		RaftElectionTimeout:  DefaultRaftElectionTimeout,
-		RaftLeaseTimeout:     DefaultRaftLeaseTimeout,
-		QuorumTimeout:        DefaultQuorumTimeout,
-		BalanceLeaders:       true,
-		TLSAuthClients:       "yes",
+		Bind:                           "127.0.0.1",
+		Port:                           6379,
+		Dir:                            "./data",
+		MaxClients:                     10000,
+		ProtectedMode:                  true,
+		ProtoMaxBulkLen:                512 << 20,
+		StreamNodeMaxEntries:           100,
+		StreamNodeMaxBytes:             4096,
+		TCPKeepAlive:                   300,
+		LogLevel:                       "notice",
+		AppendFsync:                    "always",
+		MetricsAddr:                    "127.0.0.1:9121",
+		MetricsMaxStreams:              100,
+		SlowlogLogSlowerThan:           10000,
+		LatencyTracking:                true,
+		LatencyTrackingInfoPercentiles: "50 99 99.9",
+		SlowlogMaxLen:                  128,
+		LogFormat:                      "text",
+		Shards:                         1,
+		RaftHeartbeatTimeout:           DefaultRaftHeartbeatTimeout,
+		RaftElectionTimeout:            DefaultRaftElectionTimeout,
+		RaftLeaseTimeout:               DefaultRaftLeaseTimeout,
+		QuorumTimeout:                  DefaultQuorumTimeout,
+		BalanceLeaders:                 true,
+		TLSAuthClients:                 "yes",
 	}
 }
 

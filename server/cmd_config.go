@@ -132,6 +132,7 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	for _, ch := range changes {
 		ch.p.Set(&s.cfg, ch.value)
 	}
+	s.stats.LatencyTracking.Store(s.cfg.LatencyTracking)
 	s.cfgMu.Unlock()
 	s.reloadSlowlog()
 	return OK

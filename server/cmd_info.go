@@ -8,6 +8,7 @@ import (
 	"streamd/replication"
 	"streamd/replication/state"
 	"streamd/server/info"
+	"streamd/server/metrics"
 )
 
 // cmdINFO is INFO [section ...]: a bulk string in RESP2, a verbatim string
@@ -47,8 +48,16 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 		d.Persistence = s.infoPersistence()
 	case "stats":
 		st := s.stats
+		in, out := st.NetKbps()
 		d.Stats = info.Stats{ConnectionsReceived: st.ConnectionsReceived.Load(), CommandsProcessed: st.CommandsProcessed.Load(),
-			OpsPerSec: st.OpsPerSec(), RejectedConnections: st.RejectedConnections.Load(), ErrorReplies: st.ErrorReplies.Load()}
+			OpsPerSec: st.OpsPerSec(), RejectedConnections: st.RejectedConnections.Load(), ErrorReplies: st.ErrorReplies.Load(),
+			NetInput: st.NetInput.Load(), NetOutput: st.NetOutput.Load(), InputKbps: in, OutputKbps: out}
+		for i := 0; i < s.node.NumShards(); i++ {
+			c := s.node.Shard(i).KeyspaceCounters()
+			d.Stats.KeyspaceHits += c.Hits.Load()
+			d.Stats.KeyspaceMisses += c.Misses.Load()
+			d.Stats.ExpiredKeys += c.Expired.Load()
+		}
 	case "replication":
 		d.Replication = s.infoReplication()
 	case "cpu":
@@ -56,6 +65,16 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 	case "commandstats":
 		for _, cs := range s.stats.CommandStats() {
 			d.CommandStats = append(d.CommandStats, info.CommandStat{Name: cs.Name, Calls: cs.Calls, Usec: cs.Usec, Rejected: cs.Rejected, Failed: cs.Failed})
+		}
+	case "latencystats":
+		cfg := s.config()
+		ps := cfg.LatencyPercentiles()
+		names := make([]string, len(ps))
+		for i, p := range ps {
+			names[i] = metrics.FormatPercentile(p)
+		}
+		for _, l := range s.stats.LatencyStats(ps) {
+			d.LatencyStats = append(d.LatencyStats, info.LatencyStat{Name: l.Name, Percentiles: names, Usec: l.Usec})
 		}
 	case "errorstats":
 		for _, e := range s.stats.ErrorStats() {

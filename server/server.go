@@ -135,6 +135,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 
 		shutdownReq: make(chan struct{}),
 	}
+	s.stats.LatencyTracking.Store(cfg.LatencyTracking)
 	s.proposeAsync = func(cmd wire.Command) pendingWrite {
 		return node.Shard(s.router.ShardOf(cmd)).ProposeAsync(cmd)
 	}
