@@ -43,7 +43,7 @@ func TestList(t *testing.T) {
 
 func TestInfoAndDocs(t *testing.T) {
 	got := render(Infos([]Desc{table[0], {}}), 3)
-	want := "*2\r\n*10\r\n$4\r\npong\r\n:-1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n*0\r\n_\r\n"
+	want := "*2\r\n*10\r\n$4\r\npong\r\n:-1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n_\r\n"
 	if got != want {
 		t.Errorf("INFO: got %q want %q", got, want)
 	}
@@ -62,7 +62,7 @@ func TestDerivedKeySpec(t *testing.T) {
 	got := render(Info(table[1].Subcommands[0]), 3)
 	want := "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n" +
 		"$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n" +
-		"$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n*0\r\n"
+		"$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("INFO ygroup|create: got %q, want it to end in %q", got, want)
 	}
