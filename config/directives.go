@@ -399,7 +399,7 @@ var directives = func() []*Directive {
 			help: "SLOWLOG commands taking at least this many microseconds (0 = all, -1 = none)"},
 		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
 			doc("entries the SLOWLOG keeps"),
-		boolParam("latency-tracking", func(c *Config) *bool { return &c.LatencyTracking }).
+		boolParam("latency-tracking", func(c *Config) *bool { return &c.LatencyTracking }).settable().
 			doc("keep per-command latency histograms for INFO latencystats"),
 		{name: "latency-tracking-info-percentiles", get: func(c *Config) string { return c.LatencyTrackingInfoPercentiles },
 			set: func(c *Config, v string) error {

@@ -181,6 +181,7 @@ func configSetError(name, reason string) Reply {
 // total_* figures), as Redis's resetServerStats.
 func (s *Server) cmdCONFIGRESETSTAT(c *Client, args [][]byte) Reply {
 	s.stats.Reset()
+	s.resetKeyspaceCounts()
 	return OK
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"streamd/replication"
@@ -52,12 +53,8 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 		d.Stats = info.Stats{ConnectionsReceived: st.ConnectionsReceived.Load(), CommandsProcessed: st.CommandsProcessed.Load(),
 			OpsPerSec: st.OpsPerSec(), RejectedConnections: st.RejectedConnections.Load(), ErrorReplies: st.ErrorReplies.Load(),
 			NetInput: st.NetInput.Load(), NetOutput: st.NetOutput.Load(), InputKbps: in, OutputKbps: out}
-		for i := 0; i < s.node.NumShards(); i++ {
-			c := s.node.Shard(i).KeyspaceCounters()
-			d.Stats.KeyspaceHits += c.Hits.Load()
-			d.Stats.KeyspaceMisses += c.Misses.Load()
-			d.Stats.ExpiredKeys += c.Expired.Load()
-		}
+		ks := s.keyspaceCounts()
+		d.Stats.KeyspaceHits, d.Stats.KeyspaceMisses, d.Stats.ExpiredKeys = ks.hits, ks.misses, ks.expired
 	case "replication":
 		d.Replication = s.infoReplication()
 	case "cpu":
@@ -171,4 +168,37 @@ func (s *Server) infoReplication() info.Replication {
 		r.Shards = append(r.Shards, info.Field{Name: f.Name, Value: f.Value})
 	}
 	return r
+}
+
+// keyspaceCounts are keyspace_hits, keyspace_misses and expired_keys.
+type keyspaceCounts struct {
+	mu                    sync.Mutex
+	hits, misses, expired int64
+}
+
+// shardCounts sums this node's shards' counters (state.Counters).
+func (s *Server) shardCounts() (hits, misses, expired int64) {
+	for i := 0; i < s.node.NumShards(); i++ {
+		c := s.node.Shard(i).KeyspaceCounters()
+		hits += c.Hits.Load()
+		misses += c.Misses.Load()
+		expired += c.Expired.Load()
+	}
+	return
+}
+
+// keyspaceCounts are the shards' counters since the last CONFIG RESETSTAT.
+func (s *Server) keyspaceCounts() *keyspaceCounts {
+	h, m, e := s.shardCounts()
+	s.ksBase.mu.Lock()
+	defer s.ksBase.mu.Unlock()
+	return &keyspaceCounts{hits: h - s.ksBase.hits, misses: m - s.ksBase.misses, expired: e - s.ksBase.expired}
+}
+
+// resetKeyspaceCounts is CONFIG RESETSTAT's part for the shards' counters.
+func (s *Server) resetKeyspaceCounts() {
+	h, m, e := s.shardCounts()
+	s.ksBase.mu.Lock()
+	s.ksBase.hits, s.ksBase.misses, s.ksBase.expired = h, m, e
+	s.ksBase.mu.Unlock()
 }

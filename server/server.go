@@ -85,6 +85,9 @@ type Server struct {
 	startTime    time.Time
 	tasksOnce    sync.Once
 	stats        *metrics.Stats
+	// ksBase is the shards' keyspace counters at the last CONFIG RESETSTAT
+	// (INFO stats reports the counts since; cmd_info.go).
+	ksBase keyspaceCounts
 
 	// shutdownReq is closed by SHUTDOWN (see Done); shutdownNoSave is set
 	// first when it said NOSAVE.
