@@ -13,9 +13,9 @@ import (
 // the legacy positions imply).
 var streamdOnly = map[string]bool{"raft": true, "streamd.onshard": true}
 
-// redisOnlyDocs are the subcommands redis-server documents under a
-// container that streamd does not implement; a container's COMMAND DOCS
-// and INFO list only streamd's, so the comparison drops them from Redis's.
+// implemented reports whether streamd has the command or subcommand: a
+// container's COMMAND DOCS and INFO list only streamd's subcommands, so the
+// comparison drops the others from Redis's.
 func implemented(s *Server, name string) bool { return s.cmds.lookupFull(name) != nil }
 
 // TestEveryCommandHasRedisData: every row Redis has is in redis7.json
