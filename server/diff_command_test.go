@@ -126,8 +126,7 @@ func TestCommandIntrospectionVsRedis(t *testing.T) {
 					want.Elems[0] = sortSubcommands(dropUnimplemented(srv, want.Elems[0]))
 					got.Elems[0] = sortSubcommands(drop72(got.Elems[0]))
 					patchFlags(&want.Elems[0], got.Elems[0])
-					if !strings.HasPrefix(n, "x") {
-						// ACL categories: the acl-users branch sets them on every row.
+					if aclPending[n] || aclPending[strings.SplitN(n, "|", 2)[0]+"|*"] && !strings.Contains(n, "|") {
 						want.Elems[0] = dropACL(want.Elems[0])
 						got.Elems[0] = dropACL(got.Elems[0])
 					}
@@ -181,6 +180,16 @@ var getKeysCases = []string{
 // redis72Only are the subcommands streamd has from Redis 7.2 that the
 // 7.0 redis-server on the test machines lacks: their docs are the row's.
 var redis72Only = map[string]bool{"client|setinfo": true, "client|no-touch": true, "cluster|myshardid": true}
+
+// aclPending are the rows whose ACL categories still lack Redis's @admin
+// and @dangerous (the acl-users branch sets categories on every row; drop
+// an entry once its row matches). "c|*" marks a container holding one, whose
+// own entry is then compared without categories (each subcommand is
+// compared on its own).
+var aclPending = map[string]bool{
+	"client|kill": true, "client|list": true, "client|no-evict": true, "client|unblock": true, "config|help": true,
+	"client|*": true, "config|*": true,
+}
 
 // flagDiffs are the rows whose COMMAND INFO flags differ from Redis's on
 // purpose, and why.
