@@ -81,6 +81,13 @@ type Config struct {
 	// SlowlogMaxLen is "slowlog-max-len": how many entries the SLOWLOG
 	// keeps (default 128).
 	SlowlogMaxLen int
+	// LatencyTracking is "latency-tracking": whether commands' latencies go
+	// into INFO latencystats' histograms (default yes), as in Redis 7.
+	LatencyTracking bool
+	// LatencyTrackingInfoPercentiles is "latency-tracking-info-percentiles":
+	// the percentiles INFO latencystats reports (default "50 99 99.9"; kept
+	// as CONFIG GET writes it, LatencyPercentiles parses it).
+	LatencyTrackingInfoPercentiles string
 	// LogFormat is "log-format": "text" (the default, log/slog's key=value
 	// lines) or "json" (one JSON object a line). Read from the file or the
 	// command line only.
@@ -215,6 +222,10 @@ func Default() Config {
 		QuorumTimeout:        DefaultQuorumTimeout,
 		BalanceLeaders:       true,
 		TLSAuthClients:       "yes",
+
+		// Redis 7's latency tracking (INFO latencystats).
+		LatencyTracking:                true,
+		LatencyTrackingInfoPercentiles: "50 99 99.9",
 	}
 }
 

@@ -393,6 +393,18 @@ var directives = func() []*Directive {
 			help: "SLOWLOG commands taking at least this many microseconds (0 = all, -1 = none)"},
 		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
 			doc("entries the SLOWLOG keeps"),
+		boolParam("latency-tracking", func(c *Config) *bool { return &c.LatencyTracking }).settable().
+			doc("keep per-command latency histograms for INFO latencystats"),
+		{name: "latency-tracking-info-percentiles", get: func(c *Config) string { return c.LatencyTrackingInfoPercentiles },
+			set: func(c *Config, v string) error {
+				ps, err := parsePercentiles(v)
+				if err != nil {
+					return err
+				}
+				c.LatencyTrackingInfoPercentiles = formatPercentiles(ps)
+				return nil
+			},
+			help: `the percentiles INFO latencystats reports, space-separated ("" = none)`},
 	}
 	ps = append(ps, tlsDirectives()...)
 	ps = append(ps, fixedDirectives()...)
@@ -459,4 +471,38 @@ func parseMemory(v string) (int64, error) {
 		return 0, errors.New("memory value overflows")
 	}
 	return n * mul, nil
+}
+
+// parsePercentiles reads latency-tracking-info-percentiles as Redis does:
+// space-separated numbers between 0 and 100 (none is allowed).
+func parsePercentiles(v string) ([]float64, error) {
+	ps := []float64{}
+	for _, f := range strings.Fields(v) {
+		p, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(p) {
+			return nil, errors.New("Invalid latency-tracking-info-percentiles parameters")
+		}
+		if p < 0 || p > 100 {
+			return nil, errors.New("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// LatencyPercentiles are latency-tracking-info-percentiles' numbers.
+func (c *Config) LatencyPercentiles() []float64 {
+	ps, _ := parsePercentiles(c.LatencyTrackingInfoPercentiles)
+	return ps
+}
+
+// formatPercentiles writes percentiles as Redis's CONFIG GET does ("%f"
+// without trailing zeros, space-separated).
+func formatPercentiles(ps []float64) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		s := strings.TrimRight(strconv.FormatFloat(p, 'f', 6, 64), "0")
+		out[i] = strings.TrimSuffix(s, ".")
+	}
+	return strings.Join(out, " ")
 }

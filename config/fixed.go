@@ -22,8 +22,6 @@ func fixedDirectives() []*Directive {
 			doc("fixed: 10 (the active expiry sweep runs every 100 ms)"),
 		fixedParam("notify-keyspace-events", "", "streamd sends no keyspace notifications", nil).quote().
 			doc(`fixed: "" (no keyspace notifications)`),
-		fixedParam("latency-tracking", "yes", "per-command latency is always tracked (INFO commandstats, /metrics)", nil).
-			doc("fixed: yes (per-command latency histograms are always kept)"),
 	}
 }
 

@@ -211,10 +211,11 @@ func LoadFile(path string, cfg *Config) error {
 			vals[i] = string(a)
 		}
 		// "bind" takes several addresses; "save" may be given as
-		// `save ""` or several "seconds changes" pairs; the rest take one.
+		// `save ""` or several "seconds changes" pairs;
+		// "latency-tracking-info-percentiles" several numbers; the rest take one.
 		var value string
 		switch {
-		case name == "bind" || name == "save":
+		case name == "bind" || name == "save" || name == "latency-tracking-info-percentiles":
 			value = strings.Join(vals, " ")
 		case len(vals) == 1:
 			value = vals[0]

@@ -97,3 +97,32 @@ func TestEveryDirectiveIsAFlagAndAVariable(t *testing.T) {
 		t.Fatalf("EnvName = %q", got)
 	}
 }
+
+// TestLatencyTrackingDirectives: Redis 7's latency-tracking settings load
+// from a file (the percentiles as several words), format as CONFIG GET
+// does, and refuse what Redis refuses.
+func TestLatencyTrackingDirectives(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "streamd.conf")
+	if err := os.WriteFile(path, []byte("latency-tracking no\nlatency-tracking-info-percentiles 50 99.990 100\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Default()
+	if err := LoadFile(path, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LatencyTracking || cfg.LatencyTrackingInfoPercentiles != "50 99.99 100" {
+		t.Errorf("loaded %v %q", cfg.LatencyTracking, cfg.LatencyTrackingInfoPercentiles)
+	}
+	if ps := cfg.LatencyPercentiles(); len(ps) != 3 || ps[1] != 99.99 {
+		t.Errorf("LatencyPercentiles = %v", ps)
+	}
+	p := Lookup("latency-tracking-info-percentiles")
+	for _, bad := range []string{"101", "-1", "50 x", "nan"} {
+		if err := p.Set(&cfg, bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if err := p.Set(&cfg, ""); err != nil || cfg.LatencyPercentiles() == nil || len(cfg.LatencyPercentiles()) != 0 {
+		t.Errorf(`"" : %v %v`, err, cfg.LatencyPercentiles())
+	}
+}

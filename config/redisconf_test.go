@@ -145,7 +145,7 @@ func TestSuggest(t *testing.T) {
 func TestFixedDirectives(t *testing.T) {
 	cfg := Default()
 	for name, value := range map[string]string{"maxmemory": "0", "maxmemory-policy": "noeviction", "hz": "10",
-		"notify-keyspace-events": "", "latency-tracking": "yes", "save": "", "appendonly": "yes", "databases": "16"} {
+		"notify-keyspace-events": "", "save": "", "appendonly": "yes", "databases": "16"} {
 		p := Lookup(name)
 		if p == nil {
 			t.Fatalf("no directive %s", name)

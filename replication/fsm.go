@@ -114,6 +114,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		index = metas[0].Index
 	}
 	f.s.mu.Lock()
+	ks.SetCounters(f.s.ks.Counters())
 	f.s.ks = ks
 	f.s.noteApplied(index)
 	f.s.mu.Unlock()

@@ -192,3 +192,11 @@ func (s *Shard) Close(save bool) error {
 	})
 	return s.closeErr
 }
+
+// KeyspaceCounters returns the keyspace's hit/miss/expired counters (INFO
+// stats); they outlive snapshot restores.
+func (s *Shard) KeyspaceCounters() *state.Counters {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ks.Counters()
+}

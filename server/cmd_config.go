@@ -132,6 +132,7 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	for _, ch := range changes {
 		ch.p.Set(&s.cfg, ch.value)
 	}
+	s.stats.LatencyTracking.Store(s.cfg.LatencyTracking)
 	s.cfgMu.Unlock()
 	s.reloadSlowlog()
 	return OK
@@ -180,6 +181,7 @@ func configSetError(name, reason string) Reply {
 // total_* figures), as Redis's resetServerStats.
 func (s *Server) cmdCONFIGRESETSTAT(c *Client, args [][]byte) Reply {
 	s.stats.Reset()
+	s.resetKeyspaceCounts()
 	return OK
 }
 

@@ -3,12 +3,14 @@ package server
 import (
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"streamd/internal/version"
 	"streamd/replication"
 	"streamd/replication/state"
 	"streamd/server/info"
+	"streamd/server/metrics"
 )
 
 // cmdINFO is INFO [section ...]: a bulk string in RESP2, a verbatim string
@@ -50,8 +52,12 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 		d.Persistence = s.infoPersistence()
 	case "stats":
 		st := s.stats
+		in, out := st.NetKbps()
 		d.Stats = info.Stats{ConnectionsReceived: st.ConnectionsReceived.Load(), CommandsProcessed: st.CommandsProcessed.Load(),
-			OpsPerSec: st.OpsPerSec(), RejectedConnections: st.RejectedConnections.Load(), ErrorReplies: st.ErrorReplies.Load()}
+			OpsPerSec: st.OpsPerSec(), RejectedConnections: st.RejectedConnections.Load(), ErrorReplies: st.ErrorReplies.Load(),
+			NetInput: st.NetInput.Load(), NetOutput: st.NetOutput.Load(), InputKbps: in, OutputKbps: out}
+		ks := s.keyspaceCounts()
+		d.Stats.KeyspaceHits, d.Stats.KeyspaceMisses, d.Stats.ExpiredKeys = ks.hits, ks.misses, ks.expired
 	case "replication":
 		d.Replication = s.infoReplication()
 	case "cpu":
@@ -59,6 +65,16 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 	case "commandstats":
 		for _, cs := range s.stats.CommandStats() {
 			d.CommandStats = append(d.CommandStats, info.CommandStat{Name: cs.Name, Calls: cs.Calls, Usec: cs.Usec, Rejected: cs.Rejected, Failed: cs.Failed})
+		}
+	case "latencystats":
+		cfg := s.config()
+		ps := cfg.LatencyPercentiles()
+		names := make([]string, len(ps))
+		for i, p := range ps {
+			names[i] = metrics.FormatPercentile(p)
+		}
+		for _, l := range s.stats.LatencyStats(ps) {
+			d.LatencyStats = append(d.LatencyStats, info.LatencyStat{Name: l.Name, Percentiles: names, Usec: l.Usec})
 		}
 	case "errorstats":
 		for _, e := range s.stats.ErrorStats() {
@@ -155,4 +171,37 @@ func (s *Server) infoReplication() info.Replication {
 		r.Shards = append(r.Shards, info.Field{Name: f.Name, Value: f.Value})
 	}
 	return r
+}
+
+// keyspaceCounts are keyspace_hits, keyspace_misses and expired_keys.
+type keyspaceCounts struct {
+	mu                    sync.Mutex
+	hits, misses, expired int64
+}
+
+// shardCounts sums this node's shards' counters (state.Counters).
+func (s *Server) shardCounts() (hits, misses, expired int64) {
+	for i := 0; i < s.node.NumShards(); i++ {
+		c := s.node.Shard(i).KeyspaceCounters()
+		hits += c.Hits.Load()
+		misses += c.Misses.Load()
+		expired += c.Expired.Load()
+	}
+	return
+}
+
+// keyspaceCounts are the shards' counters since the last CONFIG RESETSTAT.
+func (s *Server) keyspaceCounts() *keyspaceCounts {
+	h, m, e := s.shardCounts()
+	s.ksBase.mu.Lock()
+	defer s.ksBase.mu.Unlock()
+	return &keyspaceCounts{hits: h - s.ksBase.hits, misses: m - s.ksBase.misses, expired: e - s.ksBase.expired}
+}
+
+// resetKeyspaceCounts is CONFIG RESETSTAT's part for the shards' counters.
+func (s *Server) resetKeyspaceCounts() {
+	h, m, e := s.shardCounts()
+	s.ksBase.mu.Lock()
+	s.ksBase.hits, s.ksBase.misses, s.ksBase.expired = h, m, e
+	s.ksBase.mu.Unlock()
 }

@@ -68,7 +68,7 @@ func (s *Server) persistCommands() []*Command {
 			Summary: "Returns the Unix timestamp of the last successful save to disk.", Since: "1.0.0",
 			Group: "server", Handler: s.cmdLASTSAVE},
 		{Name: "shutdown", Arity: -1,
-			Flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "sentinel", "allow_busy"}, ACL: acl,
+			Flags: []string{"admin", "noscript", "loading", "stale", "no_multi", "allow_busy"}, ACL: acl,
 			Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.",
 			Since:   "1.0.0", Group: "server", Handler: s.cmdSHUTDOWN},
 	}

@@ -19,7 +19,7 @@ func TestConfigFixedDirectives(t *testing.T) {
 	defer c.Close()
 	for name, want := range map[string]string{
 		"maxmemory": "0", "maxmemory-policy": "noeviction", "hz": "10", "notify-keyspace-events": "",
-		"latency-tracking": "yes", "save": "", "appendonly": "yes", "databases": "16",
+		"save": "", "appendonly": "yes", "databases": "16",
 	} {
 		if got := mustDo(t, c, "CONFIG", "GET", name); got != `["`+name+`", "`+want+`"]` {
 			t.Errorf("CONFIG GET %s = %s, want %q", name, got, want)
@@ -33,7 +33,6 @@ func TestConfigFixedDirectives(t *testing.T) {
 		{"maxmemory-policy", "allkeys-lru", "'noeviction' (streamd never evicts keys)"},
 		{"hz", "100", "'10' (the background tasks (the expiry sweep) run 10 times a second)"},
 		{"notify-keyspace-events", "Kg$xe", "'' (streamd sends no keyspace notifications)"},
-		{"latency-tracking", "no", "'yes' (per-command latency is always tracked (INFO commandstats, /metrics))"},
 		{"appendonly", "no", "'yes' (the Raft log is always on)"},
 		{"save", "3600 1", "'' (snapshots are taken by log size, not save points)"},
 	} {

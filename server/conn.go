@@ -360,7 +360,7 @@ func (c *Client) readLoop(reqs chan<- []request) {
 		cfg := s.config()
 		return defaultUserHasNoPassword(&cfg)
 	}
-	rr := resp.NewRequestReader(c.nc,
+	rr := resp.NewRequestReader(countingReader{c.nc, &s.stats.NetInput},
 		func() int64 { return s.config().ProtoMaxBulkLen },
 		func() bool {
 			// Redis runs the requests before this one (an AUTH among
@@ -442,4 +442,16 @@ func (c *Client) isInCommand() bool {
 // sortClients orders clients by ID.
 func sortClients(list []*Client) {
 	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+}
+
+// countingReader adds the bytes read from a client to total_net_input_bytes.
+type countingReader struct {
+	r     io.Reader
+	total *atomic.Int64
+}
+
+func (cr countingReader) Read(p []byte) (int, error) {
+	n, err := cr.r.Read(p)
+	cr.total.Add(int64(n))
+	return n, err
 }

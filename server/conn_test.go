@@ -302,8 +302,8 @@ func TestCommandCommand(t *testing.T) {
 	_, addr := startTestServer(t, nil)
 	c := dial(t, addr)
 	runSteps(t, c, []step{
-		{[]string{"COMMAND", "INFO", "echo", "nosuch"}, `[["echo", (integer) 2, [+loading, +stale, +fast], (integer) 0, (integer) 0, (integer) 0, [+@fast, +@connection], [], [], []], (nil array)]`},
-		{[]string{"COMMAND", "DOCS", "echo"}, `["echo", ["summary", "Returns the given string.", "since", "1.0.0", "group", "connection"]]`},
+		{[]string{"COMMAND", "INFO", "echo", "nosuch"}, `[["echo", (integer) 2, [+loading, +stale, +fast], (integer) 0, (integer) 0, (integer) 0, [+@fast, +@connection], [], [], []], (nil bulk)]`},
+		{[]string{"COMMAND", "DOCS", "echo"}, `["echo", ["summary", "Echo the given string", "since", "1.0.0", "group", "connection", "complexity", "O(1)", "arguments", [["name", "message", "type", "string"]]]]`},
 		{[]string{"COMMAND", "DOCS", "nosuch"}, `[]`},
 		{[]string{"COMMAND", "LIST", "FILTERBY", "PATTERN", "client|s*"}, `["client|setinfo", "client|setname"]`},
 		{[]string{"COMMAND", "LIST", "FILTERBY", "bad", "x"}, "(error) ERR syntax error"},

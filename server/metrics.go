@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"streamd/server/info"
 	"time"
 
 	"streamd/replication"
@@ -87,6 +88,7 @@ func (s *Server) sampleOps() {
 			return
 		case now := <-t.C:
 			s.stats.Sample(now)
+			info.SamplePeak() // used_memory_peak, as Redis's cron
 		}
 	}
 }

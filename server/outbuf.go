@@ -241,7 +241,8 @@ func (c *Client) writeLocked(upto int64) {
 		ob.buf, ob.spare = ob.spare[:0], nil
 		ob.inflight = len(chunk)
 		ob.mu.Unlock()
-		_, err := c.nc.Write(chunk)
+		n, err := c.nc.Write(chunk)
+		c.srv.stats.NetOutput.Add(int64(n))
 		ob.mu.Lock()
 		ob.inflight = 0
 		ob.written += int64(len(chunk))

@@ -85,6 +85,9 @@ type Server struct {
 	startTime    time.Time
 	tasksOnce    sync.Once
 	stats        *metrics.Stats
+	// ksBase is the shards' keyspace counters at the last CONFIG RESETSTAT
+	// (INFO stats reports the counts since; cmd_info.go).
+	ksBase keyspaceCounts
 
 	// shutdownReq is closed by SHUTDOWN (see Done); shutdownNoSave is set
 	// first when it said NOSAVE.
@@ -135,6 +138,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 
 		shutdownReq: make(chan struct{}),
 	}
+	s.stats.LatencyTracking.Store(cfg.LatencyTracking)
 	s.proposeAsync = func(cmd wire.Command) pendingWrite {
 		return node.Shard(s.router.ShardOf(cmd)).ProposeAsync(cmd)
 	}

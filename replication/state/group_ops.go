@@ -268,7 +268,7 @@ func (ks *Keyspace) xautoclaim(c wire.XAutoClaim, nowMs int64) (any, error) {
 // pending entries left out) or the extended form (see
 // groups.Group.PendingRange), with idle times clamped at 0 as Redis does.
 func (ks *Keyspace) xpending(q wire.XPending, nowMs int64) (any, error) {
-	o := ks.lookupRead(q.DB, q.Key, nowMs)
+	o := ks.lookupCounted(q.DB, q.Key, nowMs)
 	if o == nil {
 		return nil, errNoKeyOrGroup(q.Key, q.Group)
 	}

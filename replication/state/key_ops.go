@@ -129,6 +129,7 @@ func (ks *Keyspace) expiredSweep(c wire.Expired, nowMs int64) (any, error) {
 			n++
 		}
 	}
+	ks.counters.Expired.Add(n)
 	return n, nil
 }
 
@@ -185,7 +186,7 @@ func parseMemory(s string) (int64, bool) {
 func (ks *Keyspace) exists(q wire.Exists, nowMs int64) (any, error) {
 	var n int64
 	for _, k := range q.Names {
-		if ks.lookupRead(q.DB, k, nowMs) != nil {
+		if ks.lookupCounted(q.DB, k, nowMs) != nil {
 			n++
 		}
 	}
@@ -193,7 +194,7 @@ func (ks *Keyspace) exists(q wire.Exists, nowMs int64) (any, error) {
 }
 
 func (ks *Keyspace) typeOf(q wire.Type, nowMs int64) (any, error) {
-	if ks.lookupRead(q.DB, q.Key, nowMs) != nil {
+	if ks.lookupCounted(q.DB, q.Key, nowMs) != nil {
 		return "stream", nil
 	}
 	return "none", nil
@@ -233,7 +234,7 @@ func (ks *Keyspace) dbSize(q wire.DBSize, nowMs int64) (any, error) {
 // ttl answers TTL/PTTL: -2 no key, -1 no deadline, else the time left, in
 // seconds rounded as Redis's ttlGenericCommand ((ms+500)/1000).
 func (ks *Keyspace) ttl(q wire.TTL, nowMs int64) (any, error) {
-	if ks.lookupRead(q.DB, q.Key, nowMs) == nil {
+	if ks.lookupCounted(q.DB, q.Key, nowMs) == nil {
 		return int64(-2), nil
 	}
 	dl, ok := ks.db(q.DB).expires[q.Key]

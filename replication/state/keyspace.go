@@ -60,6 +60,8 @@ type Keyspace struct {
 	nodeMaxBytes int64
 	// lastNow is the greatest time a write was applied at (see clock.go).
 	lastNow int64
+	// counters are INFO's hit/miss/expired counts (counters.go).
+	counters *Counters
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.
@@ -67,7 +69,7 @@ const DefaultNodeMaxBytes = 4096
 
 // New returns an empty keyspace with Redis's default settings.
 func New() *Keyspace {
-	ks := &Keyspace{nodeMax: streams.DefaultNodeMaxEntries, nodeMaxBytes: DefaultNodeMaxBytes}
+	ks := &Keyspace{nodeMax: streams.DefaultNodeMaxEntries, nodeMaxBytes: DefaultNodeMaxBytes, counters: &Counters{}}
 	for i := range ks.dbs {
 		ks.dbs[i] = newDatabase()
 	}
@@ -123,6 +125,7 @@ func (ks *Keyspace) lookupWrite(db int, key string, nowMs int64) *Object {
 	}
 	if d.expired(key, nowMs) {
 		d.remove(key)
+		ks.counters.Expired.Add(1)
 		return nil
 	}
 	return o

@@ -244,7 +244,7 @@ func (sw *snapWriter) node(key streams.ID, entries []streams.Entry, deleted []bo
 // never changed) and O(keys); consumer group PELs and the SCAN order are
 // copy-on-write btree clones. Like WriteSnapshot, it only reads ks.
 func (ks *Keyspace) Clone() *Keyspace {
-	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, lastNow: ks.lastNow}
+	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, lastNow: ks.lastNow, counters: &Counters{}}
 	for i, d := range ks.dbs {
 		nd := &database{
 			keys:    make(map[string]*Object, len(d.keys)),

@@ -106,7 +106,7 @@ func (ks *Keyspace) xsetid(c wire.XSetID, nowMs int64) (any, error) {
 // negative COUNT, which the server maps to 0).
 func (ks *Keyspace) xrange(q wire.XRange, nowMs int64) (any, error) {
 	out := []streams.Entry{}
-	o := ks.lookupRead(q.DB, q.Key, nowMs)
+	o := ks.lookupCounted(q.DB, q.Key, nowMs)
 	if o == nil || q.Count == 0 || q.End.Less(q.Start) {
 		return out, nil
 	}
@@ -127,7 +127,7 @@ func (ks *Keyspace) xrange(q wire.XRange, nowMs int64) (any, error) {
 }
 
 func (ks *Keyspace) xlen(q wire.XLen, nowMs int64) (any, error) {
-	if o := ks.lookupRead(q.DB, q.Key, nowMs); o != nil {
+	if o := ks.lookupCounted(q.DB, q.Key, nowMs); o != nil {
 		return o.Stream.Len(), nil
 	}
 	return int64(0), nil
@@ -139,7 +139,7 @@ func (ks *Keyspace) xlen(q wire.XLen, nowMs int64) (any, error) {
 func (ks *Keyspace) xread(q wire.XRead, nowMs int64) (any, error) {
 	var out []KeyEntries
 	for _, rs := range q.Streams {
-		o := ks.lookupRead(q.DB, rs.Key, nowMs)
+		o := ks.lookupCounted(q.DB, rs.Key, nowMs)
 		if o == nil {
 			continue
 		}

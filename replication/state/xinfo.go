@@ -10,7 +10,7 @@ import (
 // xinfoStream answers XINFO STREAM [FULL [COUNT n]] with Redis 7.2's fields
 // (xinfoReplyWithStreamInfo); a missing key is "ERR no such key".
 func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
-	o := ks.lookupRead(q.DB, q.Key, nowMs)
+	o := ks.lookupCounted(q.DB, q.Key, nowMs)
 	if o == nil {
 		return nil, ErrNoSuchKey
 	}
@@ -111,7 +111,7 @@ func entriesReadAndLag(s *streams.Stream, g *groups.Group) (read, lag *int64) {
 
 // xinfoGroups answers XINFO GROUPS: the groups in name order.
 func (ks *Keyspace) xinfoGroups(q wire.XInfoGroups, nowMs int64) (any, error) {
-	o := ks.lookupRead(q.DB, q.Key, nowMs)
+	o := ks.lookupCounted(q.DB, q.Key, nowMs)
 	if o == nil {
 		return nil, ErrNoSuchKey
 	}
@@ -135,7 +135,7 @@ func (ks *Keyspace) xinfoGroups(q wire.XInfoGroups, nowMs int64) (any, error) {
 // since it last read or claimed something, -1 if never (not clamped, as in
 // Redis).
 func (ks *Keyspace) xinfoConsumers(q wire.XInfoConsumers, nowMs int64) (any, error) {
-	o := ks.lookupRead(q.DB, q.Key, nowMs)
+	o := ks.lookupCounted(q.DB, q.Key, nowMs)
 	if o == nil {
 		return nil, ErrNoSuchKey
 	}

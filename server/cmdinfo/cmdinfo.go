@@ -1,3 +1,5 @@
+//go:generate go run gen_redis.go
+
 // Package cmdinfo renders COMMAND's replies (INFO, DOCS, LIST and its
 // filters, HELP) from plain descriptions of the command table's rows. The
 // server owns the table (rows with handlers) and fills a Desc from each
@@ -27,14 +29,45 @@ type Desc struct {
 	Subcommands []Desc
 }
 
+// Specs are the command's key specs: redis-server's (redis7.json) for a
+// command Redis has, else the one its legacy key positions imply, with
+// flags from its command flags (RW update for a write, RO access for a
+// read).
+func (d Desc) Specs() []KeySpec {
+	if e := redisData[d.Name]; e != nil {
+		return e.specs
+	}
+	if d.FirstKey <= 0 {
+		return nil
+	}
+	flags := []string{"RO", "access"}
+	for _, f := range d.Flags {
+		if f == "write" {
+			flags = []string{"RW", "update"}
+		}
+	}
+	return []KeySpec{SpecFromPositions(d.FirstKey, d.LastKey, d.Step, flags)}
+}
+
 // errSyntax is Redis's generic syntax error.
 const errSyntax = resp.ErrorReply("ERR syntax error")
 
 // Info is Redis 7's 10-element COMMAND INFO entry: name, arity, flags,
 // first key, last key, step, ACL categories, tips, key specs, subcommands.
-// streamd keeps no tips or key specs (the legacy key positions are given),
-// so those are empty.
+// Tips and key specs are redis-server's (redis7.json) for a command Redis
+// has; for another, no tips and the key spec its legacy positions imply
+// (Desc.Specs).
 func Info(d Desc) resp.Reply {
+	tips, specs := resp.Reply(resp.Set{}), resp.Reply(resp.Set{})
+	if e := redisData[d.Name]; e != nil {
+		tips, specs = e.tips, e.keySpecs
+	} else {
+		set := resp.Set{}
+		for _, ks := range d.Specs() {
+			set = append(set, ks.reply())
+		}
+		specs = set
+	}
 	flags := make(resp.Set, len(d.Flags))
 	for i, f := range d.Flags {
 		flags[i] = resp.SimpleString(f)
@@ -43,9 +76,14 @@ func Info(d Desc) resp.Reply {
 	for i, a := range d.ACL {
 		acl[i] = resp.SimpleString(a)
 	}
-	subs := make(resp.Array, 0, len(d.Subcommands))
-	for _, sc := range d.Subcommands {
-		subs = append(subs, Info(sc))
+	// Redis 7 sends no subcommands as an empty set, some as an array.
+	var subs resp.Reply = resp.Set{}
+	if len(d.Subcommands) > 0 {
+		arr := make(resp.Array, 0, len(d.Subcommands))
+		for _, sc := range d.Subcommands {
+			arr = append(arr, Info(sc))
+		}
+		subs = arr
 	}
 	return resp.Array{
 		resp.BulkString(d.Name),
@@ -55,8 +93,8 @@ func Info(d Desc) resp.Reply {
 		resp.Int(d.LastKey),
 		resp.Int(d.Step),
 		acl,
-		resp.Set{},
-		resp.Array{},
+		tips,
+		specs,
 		subs,
 	}
 }
@@ -67,7 +105,7 @@ func Infos(ds []Desc) resp.Reply {
 	out := make(resp.Array, 0, len(ds))
 	for _, d := range ds {
 		if d.Name == "" {
-			out = append(out, resp.NullArray{})
+			out = append(out, resp.Null{})
 			continue
 		}
 		out = append(out, Info(d))
@@ -85,13 +123,20 @@ func Docs(ds []Desc) resp.Reply {
 	return out
 }
 
-// docs is one command's docs map: summary, since, group and, for a
-// container, its subcommands' docs.
+// docs is one command's docs map: redis-server's fields (redis7.json:
+// summary, since, group, complexity, doc_flags, history, arguments, ...)
+// for a command Redis has, else the row's summary, since and group; and,
+// for a container, the docs of the subcommands streamd has.
 func docs(d Desc) resp.Reply {
-	m := resp.Map{
-		{K: resp.BulkString("summary"), V: resp.BulkString(d.Summary)},
-		{K: resp.BulkString("since"), V: resp.BulkString(d.Since)},
-		{K: resp.BulkString("group"), V: resp.BulkString(d.Group)},
+	var m resp.Map
+	if e := redisData[d.Name]; e != nil {
+		m = append(m, e.docs...)
+	} else {
+		m = resp.Map{
+			{K: resp.BulkString("summary"), V: resp.BulkString(d.Summary)},
+			{K: resp.BulkString("since"), V: resp.BulkString(d.Since)},
+			{K: resp.BulkString("group"), V: resp.BulkString(d.Group)},
+		}
 	}
 	if len(d.Subcommands) > 0 {
 		m = append(m, resp.KV{K: resp.BulkString("subcommands"), V: Docs(d.Subcommands)})
@@ -164,5 +209,9 @@ func HelpLines() []string {
 		"    Return documentation details about multiple Redis commands.",
 		"    If no command names are given, documentation details for all",
 		"    commands are returned.",
+		"GETKEYS <full-command>",
+		"    Return the keys from a full Redis command.",
+		"GETKEYSANDFLAGS <full-command>",
+		"    Return the keys and the access flags from a full Redis command.",
 	}
 }

@@ -29,6 +29,7 @@ type Data struct {
 	CPU          CPU
 	CommandStats []CommandStat
 	ErrorStats   []ErrorStat
+	LatencyStats []LatencyStat
 	Cluster      Cluster
 	// Keyspace is one entry per database, indexed by number; databases
 	// without keys are not listed.
@@ -70,11 +71,13 @@ type Clients struct {
 	BlockedClients     int64
 }
 
-// Memory is INFO memory: Go's heap figures in Redis's fields (ReadMemory).
+// Memory is INFO memory (ReadMemory): the Go heap in use as used_memory,
+// the process's resident set size as used_memory_rss.
 type Memory struct {
-	HeapAlloc uint64 // used_memory
-	Sys       uint64 // used_memory_rss
-	HeapSys   uint64 // used_memory_peak
+	Used        uint64 // used_memory: Go heap bytes in live and not yet swept objects
+	RSS         uint64 // used_memory_rss: resident set size (/proc/self/statm); 0 if unknown
+	Peak        uint64 // used_memory_peak: the greatest used_memory seen (SamplePeak)
+	TotalSystem uint64 // total_system_memory (/proc/meminfo MemTotal); 0 if unknown
 }
 
 // Persistence is INFO persistence: the shards' snapshots (rdb_*) and logs
@@ -100,8 +103,22 @@ type Stats struct {
 	ConnectionsReceived int64
 	CommandsProcessed   int64
 	OpsPerSec           int64
+	NetInput, NetOutput int64   // total_net_input_bytes, total_net_output_bytes
+	InputKbps           float64 // instantaneous_input_kbps
+	OutputKbps          float64 // instantaneous_output_kbps
 	RejectedConnections int64
+	ExpiredKeys         int64
+	KeyspaceHits        int64
+	KeyspaceMisses      int64
 	ErrorReplies        int64
+}
+
+// LatencyStat is one latency_percentiles_usec_<name> line: percentile
+// names ("50", "99.9") and their values in microseconds.
+type LatencyStat struct {
+	Name        string
+	Percentiles []string
+	Usec        []float64
 }
 
 // Replication is INFO replication: a master lists its Slaves, a slave
@@ -183,13 +200,14 @@ var sections = []struct {
 	{"modules", "Modules", true, func(*strings.Builder, *Data) {}},
 	{"commandstats", "Commandstats", false, writeCommandStats},
 	{"errorstats", "Errorstats", true, writeErrorStats},
+	{"latencystats", "Latencystats", false, writeLatencyStats},
 	{"cluster", "Cluster", true, writeCluster},
 	{"keyspace", "Keyspace", true, writeKeyspace},
 }
 
 // Select returns the sections INFO shows for its arguments, by name in
 // Redis's order: no argument is "default" (every section but
-// commandstats), "all" and "everything" are every section, names are
+// commandstats and latencystats), "all" and "everything" are every section, names are
 // case-insensitive and an unknown one is simply absent.
 func Select(args []string) []string {
 	want := map[string]bool{}

@@ -1,6 +1,7 @@
 package info
 
 import (
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -12,7 +13,7 @@ var defaults = []string{"server", "clients", "memory", "persistence", "stats", "
 	"cpu", "modules", "errorstats", "cluster", "keyspace"}
 
 var every = []string{"server", "clients", "memory", "persistence", "stats", "replication",
-	"cpu", "modules", "commandstats", "errorstats", "cluster", "keyspace"}
+	"cpu", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"}
 
 func TestSelect(t *testing.T) {
 	for _, tc := range []struct {
@@ -26,7 +27,8 @@ func TestSelect(t *testing.T) {
 		{[]string{"everything"}, every},
 		{[]string{"commandstats"}, []string{"commandstats"}},
 		{[]string{"keyspace", "Server"}, []string{"server", "keyspace"}},
-		{[]string{"default", "commandstats"}, every},
+		{[]string{"default", "commandstats", "latencystats"}, every},
+		{[]string{"latencystats"}, []string{"latencystats"}},
 		{[]string{"nosuch"}, nil},
 		{[]string{""}, nil},
 		{[]string{"nosuch", "cpu"}, []string{"cpu"}},
@@ -55,15 +57,17 @@ func TestRenderSections(t *testing.T) {
 			ProcessID: 42, RunID: "abc", TCPPort: 6379, ServerTimeUsec: 1700000000000001,
 			Uptime: 3*24*time.Hour + 5*time.Second + 300*time.Millisecond, Executable: "/bin/streamd"},
 		Clients:     Clients{Connected: 3, MaxClients: 10000, BlockedClients: 1},
-		Memory:      Memory{HeapAlloc: 1536, Sys: 3 << 20, HeapSys: 5 << 30},
+		Memory:      Memory{Used: 1536, RSS: 3 << 20, Peak: 2048, TotalSystem: 5 << 30},
 		Persistence: Persistence{ChangesSinceSave: 7, BgsaveInProgress: true, LastSaveTime: 1700000000, LastBgsaveOK: false, LastBgsaveTimeSec: -1, CurrentBgsaveTimeSec: 2, Saves: 4, LastWriteOK: true, AppendFsync: "everysec", AppliedIndex: 99, GroupCommitBatches: 5, GroupCommitCommands: 20, GroupCommitMaxBatch: 8},
-		Stats:       Stats{ConnectionsReceived: 1, CommandsProcessed: 2, OpsPerSec: 3, RejectedConnections: 4, ErrorReplies: 5},
+		Stats: Stats{ConnectionsReceived: 1, CommandsProcessed: 2, OpsPerSec: 3, RejectedConnections: 4, ErrorReplies: 5,
+			NetInput: 6, NetOutput: 7, InputKbps: 0.125, OutputKbps: 1.5, ExpiredKeys: 8, KeyspaceHits: 9, KeyspaceMisses: 10},
 		Replication: Replication{Master: true, Offset: 99,
 			Slaves: []Slave{{ID: "n2", Host: "10.0.0.2", Port: 6380, Online: true}, {ID: "n3", Port: 0}},
 			Shards: []Field{{"shards", "1"}, {"shard0", "role=leader"}}},
 		CPU:          CPU{OK: true, Sys: Timeval{1, 5}, User: Timeval{0, 123456}},
 		CommandStats: []CommandStat{{Name: "xgroup|create", Calls: 3, Usec: 10, Rejected: 1, Failed: 2}, {Name: "ping"}},
 		ErrorStats:   []ErrorStat{{Name: "ERR", Count: 2}},
+		LatencyStats: []LatencyStat{{Name: "xadd", Percentiles: []string{"50", "99", "99.9"}, Usec: []float64{21.119, 35.071, 1000}}},
 		Cluster:      Cluster{Enabled: true, Clustered: true, NodeID: "n1"},
 		Keyspace:     []DB{{Keys: 2, Expires: 1}, {}, {Keys: 5}},
 	}
@@ -79,8 +83,10 @@ func TestRenderSections(t *testing.T) {
 		"connected_clients:3", "cluster_connections:0", "maxclients:10000", "blocked_clients:1",
 		"", "# Memory",
 		"used_memory:1536", "used_memory_human:1.50K", "used_memory_rss:3145728", "used_memory_rss_human:3.00M",
-		"used_memory_peak:5368709120", "used_memory_peak_human:5.00G", "total_system_memory:0", "maxmemory:0",
-		"maxmemory_human:0B", "maxmemory_policy:noeviction", "mem_allocator:go",
+		"used_memory_peak:2048", "used_memory_peak_human:2.00K", "used_memory_peak_perc:75.00%",
+		"total_system_memory:5368709120", "total_system_memory_human:5.00G", "maxmemory:0",
+		"maxmemory_human:0B", "maxmemory_policy:noeviction", "mem_fragmentation_ratio:2048.00",
+		"mem_fragmentation_bytes:3144192", "mem_allocator:go",
 		"", "# Persistence",
 		"loading:0", "async_loading:0", "rdb_changes_since_last_save:7", "rdb_bgsave_in_progress:1",
 		"rdb_last_save_time:1700000000", "rdb_last_bgsave_status:err", "rdb_last_bgsave_time_sec:-1",
@@ -90,7 +96,9 @@ func TestRenderSections(t *testing.T) {
 		"raft_applied_index:99", "group_commit_batches:5", "group_commit_commands:20", "group_commit_max_batch:8",
 		"", "# Stats",
 		"total_connections_received:1", "total_commands_processed:2", "instantaneous_ops_per_sec:3",
-		"rejected_connections:4", "total_error_replies:5",
+		"total_net_input_bytes:6", "total_net_output_bytes:7", "instantaneous_input_kbps:0.12",
+		"instantaneous_output_kbps:1.50", "rejected_connections:4", "expired_keys:8", "evicted_keys:0",
+		"keyspace_hits:9", "keyspace_misses:10", "total_error_replies:5",
 		"", "# Replication",
 		"role:master", "connected_slaves:2",
 		"slave0:ip=10.0.0.2,port=6380,state=online,id=n2", "slave1:ip=,port=0,state=offline,id=n3",
@@ -104,6 +112,8 @@ func TestRenderSections(t *testing.T) {
 		"cmdstat_ping:calls=0,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=0",
 		"", "# Errorstats",
 		"errorstat_ERR:count=2",
+		"", "# Latencystats",
+		"latency_percentiles_usec_xadd:p50=21.119,p99=35.071,p99.9=1000.000",
 		"", "# Cluster",
 		"cluster_enabled:1", "raft_clustered:1", "raft_node_id:n1",
 		"", "# Keyspace",
@@ -156,8 +166,26 @@ func TestProcessFacts(t *testing.T) {
 	if os := Uname(); os == "" || strings.ContainsAny(os, "\x00\r\n") {
 		t.Errorf("Uname = %q", os)
 	}
-	if m := ReadMemory(); m.HeapAlloc == 0 || m.Sys == 0 {
+	if m := ReadMemory(); m.Used == 0 || m.Peak < m.Used {
 		t.Errorf("ReadMemory = %+v", m)
+	}
+	// used_memory_rss is the kernel's resident set size, as
+	// /proc/self/status's VmRSS says (within what a read in between moves).
+	if st, err := os.ReadFile("/proc/self/status"); err == nil {
+		var vmRSS uint64
+		for _, l := range strings.Split(string(st), "\n") {
+			if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+				kb, _ := strconv.ParseUint(strings.Fields(rest)[0], 10, 64)
+				vmRSS = kb * 1024
+			}
+		}
+		m := ReadMemory()
+		if m.RSS == 0 || float64(m.RSS) < 0.8*float64(vmRSS) || float64(m.RSS) > 1.25*float64(vmRSS) {
+			t.Errorf("used_memory_rss %d, VmRSS %d", m.RSS, vmRSS)
+		}
+		if m.TotalSystem == 0 {
+			t.Error("total_system_memory is 0 with /proc")
+		}
 	}
 	if c := ReadCPU(); !c.OK || c.Sys.Usec >= 1e6 || c.User.Usec >= 1e6 {
 		t.Errorf("ReadCPU = %+v", c)

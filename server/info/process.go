@@ -3,8 +3,13 @@ package info
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -37,11 +42,78 @@ func utsString[T int8 | uint8](f []T) string {
 	return sb.String()
 }
 
-// ReadMemory reads the Go runtime's memory figures (runtime.ReadMemStats).
+// ReadMemory reads INFO memory's figures: the Go heap in use
+// (runtime/metrics, no stop-the-world), the resident set size from
+// /proc/self/statm, the peak (SamplePeak, updated here too) and
+// /proc/meminfo's MemTotal.
 func ReadMemory() Memory {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return Memory{HeapAlloc: m.HeapAlloc, Sys: m.Sys, HeapSys: m.HeapSys}
+	used := SamplePeak()
+	return Memory{Used: used, RSS: readRSS(), Peak: peak.Load(), TotalSystem: readMemTotal()}
+}
+
+// peak is the greatest heap-in-use figure seen by SamplePeak.
+var peak atomic.Uint64
+
+// heapSample reads the Go heap's bytes in objects (HeapAlloc's figure).
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+var heapMu sync.Mutex
+
+// SamplePeak reads the heap in use, raises the peak to it and returns it;
+// the server calls it from its 100 ms sampler, as Redis's cron updates
+// used_memory_peak.
+func SamplePeak() uint64 {
+	heapMu.Lock()
+	metrics.Read(heapSample)
+	v := heapSample[0].Value
+	heapMu.Unlock()
+	var used uint64
+	if v.Kind() == metrics.KindUint64 {
+		used = v.Uint64()
+	}
+	for {
+		p := peak.Load()
+		if used <= p || peak.CompareAndSwap(p, used) {
+			return used
+		}
+	}
+}
+
+// readRSS is the resident set size: /proc/self/statm's second field times
+// the page size (0 where there is no /proc).
+func readRSS() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * uint64(os.Getpagesize())
+}
+
+// readMemTotal is /proc/meminfo's MemTotal in bytes (0 if unknown).
+func readMemTotal() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, err := strconv.ParseUint(f[0], 10, 64)
+				if err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // ReadCPU reads the process's system and user CPU time (getrusage); OK is

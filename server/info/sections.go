@@ -45,16 +45,30 @@ func writeClients(b *strings.Builder, d *Data) {
 
 func writeMemory(b *strings.Builder, d *Data) {
 	m := d.Memory
-	WriteInt(b, "used_memory", int64(m.HeapAlloc))
-	WriteLine(b, "used_memory_human", humanBytes(m.HeapAlloc))
-	WriteInt(b, "used_memory_rss", int64(m.Sys))
-	WriteLine(b, "used_memory_rss_human", humanBytes(m.Sys))
-	WriteInt(b, "used_memory_peak", int64(m.HeapSys))
-	WriteLine(b, "used_memory_peak_human", humanBytes(m.HeapSys))
-	WriteInt(b, "total_system_memory", 0)
+	peak := max(m.Peak, m.Used)
+	WriteInt(b, "used_memory", int64(m.Used))
+	WriteLine(b, "used_memory_human", humanBytes(m.Used))
+	WriteInt(b, "used_memory_rss", int64(m.RSS))
+	WriteLine(b, "used_memory_rss_human", humanBytes(m.RSS))
+	WriteInt(b, "used_memory_peak", int64(peak))
+	WriteLine(b, "used_memory_peak_human", humanBytes(peak))
+	perc := 0.0
+	if peak > 0 {
+		perc = float64(m.Used) * 100 / float64(peak)
+	}
+	WriteLine(b, "used_memory_peak_perc", fmt.Sprintf("%.2f%%", perc))
+	WriteInt(b, "total_system_memory", int64(m.TotalSystem))
+	WriteLine(b, "total_system_memory_human", humanBytes(m.TotalSystem))
 	WriteInt(b, "maxmemory", 0)
 	WriteLine(b, "maxmemory_human", "0B")
 	WriteLine(b, "maxmemory_policy", "noeviction")
+	// Redis's mem_fragmentation_ratio: RSS over used_memory.
+	frag := 0.0
+	if m.Used > 0 {
+		frag = float64(m.RSS) / float64(m.Used)
+	}
+	WriteLine(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", frag))
+	WriteInt(b, "mem_fragmentation_bytes", int64(m.RSS)-int64(m.Used))
 	WriteLine(b, "mem_allocator", "go")
 }
 
@@ -115,7 +129,15 @@ func writeStats(b *strings.Builder, d *Data) {
 	WriteInt(b, "total_connections_received", s.ConnectionsReceived)
 	WriteInt(b, "total_commands_processed", s.CommandsProcessed)
 	WriteInt(b, "instantaneous_ops_per_sec", s.OpsPerSec)
+	WriteInt(b, "total_net_input_bytes", s.NetInput)
+	WriteInt(b, "total_net_output_bytes", s.NetOutput)
+	WriteLine(b, "instantaneous_input_kbps", fmt.Sprintf("%.2f", s.InputKbps))
+	WriteLine(b, "instantaneous_output_kbps", fmt.Sprintf("%.2f", s.OutputKbps))
 	WriteInt(b, "rejected_connections", s.RejectedConnections)
+	WriteInt(b, "expired_keys", s.ExpiredKeys)
+	WriteInt(b, "evicted_keys", 0) // no maxmemory, no eviction
+	WriteInt(b, "keyspace_hits", s.KeyspaceHits)
+	WriteInt(b, "keyspace_misses", s.KeyspaceMisses)
 	WriteInt(b, "total_error_replies", s.ErrorReplies)
 }
 
@@ -189,6 +211,21 @@ func writeCommandStats(b *strings.Builder, d *Data) {
 		}
 		WriteLine(b, "cmdstat_"+cs.Name, fmt.Sprintf("calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
 			cs.Calls, cs.Usec, perCall, cs.Rejected, cs.Failed))
+	}
+}
+
+// writeLatencyStats: latency_percentiles_usec_<name> with each percentile
+// as Redis prints it ("p%s=%.3f", the name without trailing zeros).
+func writeLatencyStats(b *strings.Builder, d *Data) {
+	for _, l := range d.LatencyStats {
+		var sb strings.Builder
+		for i, p := range l.Percentiles {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "p%s=%.3f", p, l.Usec[i])
+		}
+		WriteLine(b, "latency_percentiles_usec_"+l.Name, sb.String())
 	}
 }
 

@@ -30,6 +30,12 @@ type Stats struct {
 	ErrorReplies atomic.Int64
 	// BlockedClients is the number of clients in a blocking command now.
 	BlockedClients atomic.Int64
+	// LatencyTracking is latency-tracking: when false, calls are not added
+	// to INFO latencystats' histograms (the server sets it from its config).
+	LatencyTracking atomic.Bool
+	// NetInput and NetOutput are total_net_input_bytes and
+	// total_net_output_bytes: bytes read from and written to clients.
+	NetInput, NetOutput atomic.Int64
 
 	// commands maps a command's full name ("xgroup|create") to its row. It
 	// is copy-on-write: Called and Rejected load it without a lock and
@@ -47,6 +53,32 @@ type Stats struct {
 	opsIdx     int
 	opsLast    int64
 	opsLastAt  time.Time
+	// inRate and outRate sample NetInput and NetOutput the same way.
+	inRate, outRate rateRing
+}
+
+// rateRing is a ring of per-second rates of a counter, sampled with the
+// ops samples (Redis's STATS_METRIC_NET_INPUT/OUTPUT).
+type rateRing struct {
+	samples [16]float64
+	idx     int
+	last    int64
+}
+
+// add records the counter's value total after elapsed seconds.
+func (r *rateRing) add(total int64, secs float64) {
+	r.samples[r.idx] = float64(max(total-r.last, 0)) / secs
+	r.idx = (r.idx + 1) % len(r.samples)
+	r.last = total
+}
+
+// mean is the samples' average.
+func (r *rateRing) mean() float64 {
+	var sum float64
+	for _, v := range r.samples {
+		sum += v
+	}
+	return sum / float64(len(r.samples))
 }
 
 // latencyBounds are the upper bounds of the command latency histogram's
@@ -67,6 +99,9 @@ type commandRow struct {
 	// buckets counts calls per latency bucket (not cumulative); the last
 	// is slower than every bound.
 	buckets [len(latencyBounds) + 1]atomic.Uint64
+	// hdr is the fine histogram of INFO latencystats (latency.go), kept
+	// while latency-tracking is on.
+	hdr hdr
 }
 
 // latencyBucket returns the index of d's histogram bucket.
@@ -93,6 +128,7 @@ func NewStats() *Stats {
 		opsLastAt: time.Now(),
 	}
 	st.commands.Store(&map[string]*commandRow{})
+	st.LatencyTracking.Store(true)
 	return st
 }
 
@@ -110,6 +146,9 @@ func (st *Stats) Reset() {
 	st.cmdErrors = make(map[commandErrorKey]int64)
 	st.opsSamples = [16]int64{}
 	st.opsLast = 0
+	st.NetInput.Store(0)
+	st.NetOutput.Store(0)
+	st.inRate, st.outRate = rateRing{}, rateRing{}
 	st.opsLastAt = time.Now()
 	st.mu.Unlock()
 }
@@ -145,6 +184,9 @@ func (st *Stats) Called(name string, d time.Duration, failed bool) {
 	r.usec.Add(d.Microseconds())
 	r.sumNs.Add(int64(d))
 	r.buckets[latencyBucket(d)].Add(1)
+	if st.LatencyTracking.Load() {
+		r.hdr.record(d)
+	}
 	if failed {
 		r.failed.Add(1)
 	}
@@ -282,6 +324,16 @@ func (st *Stats) Sample(now time.Time) {
 	st.opsSamples[st.opsIdx] = int64(float64(delta) / elapsed.Seconds())
 	st.opsIdx = (st.opsIdx + 1) % len(st.opsSamples)
 	st.opsLast, st.opsLastAt = total, now
+	st.inRate.add(st.NetInput.Load(), elapsed.Seconds())
+	st.outRate.add(st.NetOutput.Load(), elapsed.Seconds())
+}
+
+// NetKbps is instantaneous_input_kbps and instantaneous_output_kbps: the
+// mean of the samples' bytes per second, over 1024.
+func (st *Stats) NetKbps() (in, out float64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.inRate.mean() / 1024, st.outRate.mean() / 1024
 }
 
 // OpsPerSec is instantaneous_ops_per_sec: the mean of the samples.
