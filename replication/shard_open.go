@@ -152,6 +152,13 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		stop := s.reportReplay(every)
 		err := s.waitReady()
 		stop()
+		if err != nil && s.store != nil {
+			if werr := s.store.LastWriteError(); werr != nil {
+				// Raft steps down after a failed log write, so it
+				// reports "not the leader": say what failed instead.
+				err = fmt.Errorf("cannot write to the log, so the shard cannot start: %w", werr)
+			}
+		}
 		if err != nil {
 			s.raft.Shutdown()
 			s.lead.stop(nil)
