@@ -81,6 +81,9 @@ type Shard struct {
 	appliedWaiters atomic.Int32
 	// logs is raft's log store (WaitApplied reads entry types from it).
 	logs raft.LogStore
+	// progressEvery is how often loading a snapshot logs its progress
+	// (0: snapshotProgressEvery).
+	progressEvery time.Duration
 }
 
 // shardStats holds what Stats reports.

@@ -42,6 +42,9 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 			opts.SnapshotThreshold = DefaultSnapshotThreshold * maxBatch / clusterMaxBatch
 		}
 	}
+	if opts.SnapshotLogSize == 0 {
+		opts.SnapshotLogSize = DefaultSnapshotLogSize
+	}
 	if h.clock == nil {
 		h.clock = wallClock
 	}
@@ -85,11 +88,12 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		}
 		s.opts.LogStore = s.store.Kind() // the store chosen, for LogStore()
 		s.storePath = s.store.Path()
-		fss, err := raft.NewFileSnapshotStoreWithLogger(opts.Dir, 2, hlog)
+		fss, err := openSnapStore(opts.Dir, hlog, opts.Logger)
 		if err != nil {
 			return nil, err
 		}
-		if s.fsm.preloaded, err = validate(opts.Dir, s.store, fss); err != nil {
+		s.progressEvery = h.progressEvery
+		if s.fsm.preloaded, err = validate(opts.Dir, s.store, fss, opts.Logger, h.progressEvery); err != nil {
 			return nil, err
 		}
 		logs, stable, snaps = s.store, s.store, fss
@@ -138,6 +142,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		s.lead.stop(nil)
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
+	s.fsm.raftSet.Store(true)
 	go s.lead.run(s)
 	every := h.progressEvery
 	if every <= 0 {

@@ -199,22 +199,3 @@ func diskFullRestart(t *testing.T, leave int64, freeFirst bool) {
 	}
 	requireEntries(t, s, last)
 }
-
-func TestEmptyTailSegment(t *testing.T) {
-	for _, c := range []struct {
-		tail bool
-		data []byte
-		want bool
-	}{
-		{true, nil, true},
-		{true, make([]byte, 4096), true},
-		{false, nil, false},                         // a sealed segment is never dropped
-		{true, []byte{0, 0, 1, 0}, false},           // something was written
-		{true, make([]byte, 1<<20), false},          // full size: raft-wal opens it
-		{true, append(make([]byte, 100), 7), false}, // a byte at the end
-	} {
-		if got := emptyTailSegment(c.tail, c.data, 1<<20); got != c.want {
-			t.Errorf("emptyTailSegment(tail=%v, %d bytes) = %v, want %v", c.tail, len(c.data), got, c.want)
-		}
-	}
-}

@@ -75,7 +75,6 @@ func (s *walStore) openWAL() error {
 	)
 	if err != nil {
 		meta.Close()
-		dropEmptyTail(s.dir) // a segment file Create left behind unallocated
 		return fmt.Errorf("%s: cannot open the log: %w", s.dir, diskFullHint(s.dir, err))
 	}
 	s.w, s.meta = w, meta
@@ -270,10 +269,20 @@ type syncVFS struct {
 	hist fsyncHist
 }
 
-// Create creates a segment file (preallocated by the OS layer).
+// Create creates a segment file (preallocated by the OS layer). If that
+// fails (no space for the preallocation), the file it created is removed
+// again: nothing was written to it, and raft-wal — which creates it with
+// O_EXCL, after committing it to wal-meta.db — recreates a missing tail
+// segment when it is reopened (walstore_recover.go), while an empty one
+// would be refused as truncated.
 func (v *syncVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
+	path := filepath.Join(dir, name)
+	_, statErr := os.Lstat(path)
 	f, err := v.VFS.Create(dir, name, size)
 	if err != nil {
+		if errors.Is(statErr, os.ErrNotExist) {
+			os.Remove(path)
+		}
 		return nil, err
 	}
 	return &syncFile{WritableFile: f, vfs: v}, nil

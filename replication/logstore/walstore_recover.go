@@ -3,13 +3,9 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/hashicorp/raft-wal/segment"
 )
 
 // Recovery from a failed append, in place (no restart).
@@ -25,8 +21,8 @@ import (
 //
 // So after a failed append the store is "broken": each later StoreLogs
 // first tries to reopen raft-wal in place — close it, run the start-up
-// checks and repairs (which drop the empty, never-written tail file:
-// walstore_repair.go), open it again — at most once per backoff period
+// checks and repairs, open it again (syncVFS.Create removed the file whose
+// preallocation failed: raft-wal creates a missing tail again) — at most once per backoff period
 // (50ms doubling to 1s), and only once the file system has room for a new
 // segment. Until then it fails at once, naming the cause: the shard turns
 // that into MISCONF. Reopening keeps raft's view of the log: an append that
@@ -194,28 +190,4 @@ func diskFullHint(dir string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w (the file system holding %s is full: free space there; the log is intact, remove none of its files)", err, dir)
-}
-
-// dropEmptyTail removes the tail segment's file if raft-wal's Create left
-// it behind without writing anything (its preallocation failed: the disk
-// was full). Nothing was ever committed to it, and raft-wal creates it again
-// when the file is missing. See emptyTailSegment.
-func dropEmptyTail(dir string) {
-	st, err := readWALMeta(filepath.Join(dir, "wal-meta.db"))
-	if err != nil || len(st.Segments) == 0 {
-		return
-	}
-	si := st.Segments[len(st.Segments)-1]
-	path := filepath.Join(dir, segment.FileName(si))
-	if data, err := os.ReadFile(path); err == nil && emptyTailSegment(si.SealTime.IsZero(), data, si.SizeLimit) {
-		os.Remove(path)
-	}
-}
-
-// emptyTailSegment reports whether a segment file can only be a tail that
-// raft-wal created but never wrote: unsealed, shorter than its preallocated
-// size (the preallocation failed or was cut short), and all zeros — no file
-// header, so no commit: raft-wal writes the header with the first append.
-func emptyTailSegment(tail bool, data []byte, sizeLimit uint32) bool {
-	return tail && uint64(len(data)) < uint64(sizeLimit) && allZero(data)
 }

@@ -44,12 +44,6 @@ import (
 //     empty tail after it (raft-wal creates the file). A truncation that was
 //     cut short is redone by raft, which sends the conflicting entries again.
 //
-//   - A tail segment file that is shorter than its preallocated size and
-//     all zeros: raft-wal committed a rotation's new tail to wal-meta.db,
-//     then could not preallocate its file (disk full). No header, so no
-//     commit was ever written to it; it is removed and raft-wal creates it
-//     again (walstore_recover.go).
-//
 // Nothing else is changed: a segment whose committed batches do not check,
 // or that holds data after its last commit, is left to the checks, which
 // refuse it.
@@ -67,17 +61,6 @@ func repairWALSegments(dir string, st types.PersistentState, log *slog.Logger) (
 			continue
 		}
 		data, err := os.ReadFile(path)
-		if err == nil && i == len(st.Segments)-1 && emptyTailSegment(tail, data, si.SizeLimit) {
-			// raft-wal committed a new tail to the metadata, then could
-			// not preallocate its file (the disk was full): nothing was
-			// ever written to it. raft-wal creates it again.
-			if err := os.Remove(path); err != nil {
-				return st, fmt.Errorf("%s: cannot remove the empty tail segment: %w", path, err)
-			}
-			log.Warn("repaired the log: removed the empty tail segment file left by a rotation that ran out of disk space (nothing was written to it)",
-				"file", path, "size", len(data))
-			continue
-		}
 		if err != nil || uint64(len(data)) < uint64(si.SizeLimit) {
 			continue // missing or truncated: the checks decide
 		}
