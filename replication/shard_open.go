@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"streamd/internal/lograte"
 	"streamd/replication/logstore"
 	"streamd/replication/state"
 )
@@ -52,7 +53,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		opts.NodeID = "streamd"
 	}
 	s := &Shard{ks: state.New(), opts: opts, clock: h.clock, clustered: opts.Transport != nil,
-		quorumTimeout: opts.QuorumTimeout, appliedCh: make(chan struct{})}
+		quorumTimeout: opts.QuorumTimeout, appliedCh: make(chan struct{}), writeErrLog: lograte.New(repeatedLogEvery)}
 	if s.quorumTimeout <= 0 {
 		s.quorumTimeout = DefaultQuorumTimeout
 	}
@@ -62,7 +63,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	s.stats.lastSaveOK = true
 	hlog := hclog.New(&hclog.LoggerOptions{
 		Name: "raft", Level: hclog.Warn, DisableTime: true,
-		Output: slogWriter{log: opts.Logger, clustered: opts.Transport != nil},
+		Output: slogWriter{log: opts.Logger, clustered: opts.Transport != nil, repeats: lograte.New(repeatedLogEvery)},
 	})
 
 	var (
@@ -325,7 +326,17 @@ func (s *Shard) raftConfig(hlog hclog.Logger) *raft.Config {
 type slogWriter struct {
 	log       *slog.Logger
 	clustered bool
+	// repeats, if set, limits the lines raft repeats while the log cannot
+	// be written (a single node re-elects itself and fails to append its
+	// first entry ~30 times a second on a full disk).
+	repeats *lograte.Limiter
 }
+
+// repeatedLogEvery is how often a repeated log write failure is logged.
+const repeatedLogEvery = 10 * time.Second
+
+// repeatedRaftLines are raft's lines about a failed log write.
+var repeatedRaftLines = []string{"failed to commit logs", "failed to append to logs"}
 
 // routineRaftLines are raft messages about normal cluster operation.
 var routineRaftLines = []string{
@@ -337,6 +348,15 @@ var routineRaftLines = []string{
 // Write logs one line.
 func (w slogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
+	if w.repeats != nil && slices.ContainsFunc(repeatedRaftLines, func(s string) bool { return strings.Contains(line, s) }) {
+		ok, n := w.repeats.Allow()
+		if !ok {
+			return len(p), nil
+		}
+		if n > 0 {
+			line += fmt.Sprintf(" (and %d more log write failures since the last line)", n)
+		}
+	}
 	switch {
 	case strings.Contains(line, "heartbeat timeout reached, starting election") && !w.clustered:
 		// Expected once per start: a single voter elects itself.
