@@ -207,3 +207,43 @@ func lastLine(logs, s string) string {
 	}
 	return fmt.Sprintf("(no line with %q)", s)
 }
+
+// TestSnapshotByLogSizeE2E: with large writes the server snapshots by log
+// size (snapshot-log-size) long before 8192 entries, keeps one snapshot on
+// disk, and a restart logs the loading of it.
+func TestSnapshotByLogSizeE2E(t *testing.T) {
+	dir := t.TempDir()
+	port := pickPort(t)
+	srv := startReady(t, port, dir, "--snapshot-log-size", "1mb")
+	c := newClient(t, port, 0)
+	var w diskFullWrites
+	for range 200 { // 6.4 MB in at most 200 entries
+		id, err := c.XAdd(context.Background(), &redis.XAddArgs{Stream: "s", Values: []string{"f", diskFullValue}}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.acked = append(w.acked, id)
+	}
+	var snaps []string
+	testutil.Eventually(t, 30*time.Second, 20*time.Millisecond, func() error {
+		all, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*"))
+		snaps = all
+		if len(all) != 1 || strings.HasSuffix(all[0], ".tmp") {
+			return fmt.Errorf("snapshots on disk: %v, want exactly one", all)
+		}
+		return nil
+	})
+	srv.kill()
+	srv = startReady(t, port, dir)
+	w.check(t, port)
+	id := filepath.Base(snaps[0])
+	testutil.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		// The snapshot on disk may have been replaced by a newer one
+		// before the kill: any loading line will do, naming a snapshot.
+		if !strings.Contains(srv.logs(), "loading snapshot ") || !strings.Contains(srv.logs(), "loaded snapshot ") {
+			return fmt.Errorf("no loading lines (snapshot %s):\n%s", id, srv.logs())
+		}
+		return nil
+	})
+	srv.terminate()
+}
