@@ -2,10 +2,12 @@ package logstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -198,4 +200,37 @@ func diskFullRestart(t *testing.T, leave int64, freeFirst bool) {
 		last++
 	}
 	requireEntries(t, s, last)
+}
+
+// TestWALFailedFsyncReopen: an append whose fsync fails reached the file
+// with its commit but was never acknowledged; the reopen after it truncates
+// it away, so raft's retry of the same index succeeds and the log holds
+// the retried entry, not the failed one.
+func TestWALFailedFsyncReopen(t *testing.T) {
+	t.Cleanup(SetSegmentSizeForTest(256 << 10))
+	dir := t.TempDir()
+	s := openT(t, dir, WAL)
+	defer s.Close()
+	for i := uint64(1); i <= 10; i++ {
+		if err := s.StoreLogs([]*raft.Log{entry(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := s.(*walStore)
+	w.vfs.mu.Lock()
+	w.vfs.failSync = syscall.EIO
+	w.vfs.mu.Unlock()
+	failed := &raft.Log{Index: 11, Term: 1, Type: raft.LogCommand, Data: []byte("never acknowledged")}
+	if err := s.StoreLogs([]*raft.Log{failed}); err == nil || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("append with a failing fsync: %v", err)
+	}
+	if err := s.StoreLogs([]*raft.Log{entry(11)}); err != nil {
+		t.Fatalf("retry after the failed fsync: %v", err)
+	}
+	requireEntries(t, s, 11)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openT(t, dir, WAL)
+	requireEntries(t, s, 11)
 }

@@ -267,6 +267,8 @@ type syncVFS struct {
 	dirty  map[*syncFile]struct{}
 	// hist times every segment fsync (fsync_stats.go).
 	hist fsyncHist
+	// failSync, if set (tests), is the error of the next segment fsync.
+	failSync error
 }
 
 // Create creates a segment file (preallocated by the OS layer). If that
@@ -333,6 +335,11 @@ func (f *syncFile) Sync() error {
 		return nil
 	}
 	delete(f.vfs.dirty, f)
+	if err := f.vfs.failSync; err != nil {
+		f.vfs.failSync = nil
+		f.vfs.mu.Unlock()
+		return err
+	}
 	f.vfs.mu.Unlock()
 	return f.vfs.hist.time(f.WritableFile.Sync)
 }
