@@ -67,6 +67,11 @@ type Config struct {
 	// already holds, or the default for a new one; after start it holds the
 	// store in use. Read from the file or the command line only.
 	LogStore string
+	// SnapshotLogSize is "snapshot-log-size": a shard snapshots once this
+	// many bytes of log entries were applied since its last snapshot
+	// (besides every 8192 entries); 0 snapshots by entry count only. Read
+	// from the file or the command line only.
+	SnapshotLogSize int64
 	// MetricsAddr is "metrics-addr": the HTTP address of the Prometheus
 	// /metrics, /healthz and /readyz endpoints (see Server.MetricsHandler);
 	// "" turns them off. Read from the file or the command line only.
@@ -222,6 +227,7 @@ func Default() Config {
 		QuorumTimeout:        DefaultQuorumTimeout,
 		BalanceLeaders:       true,
 		TLSAuthClients:       "yes",
+		SnapshotLogSize:      64 << 20,
 
 		// Redis 7's latency tracking (INFO latencystats).
 		LatencyTracking:                true,

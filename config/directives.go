@@ -375,6 +375,16 @@ var directives = func() []*Directive {
 			},
 			immutable: true, defText: "what dir holds, else wal",
 			help: "log store: wal (dir/wal/, one fsync per write) or bolt (dir/raft.db, two)"},
+		{name: "snapshot-log-size", get: func(c *Config) string { return strconv.FormatInt(c.SnapshotLogSize, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 0, math.MaxInt64, true)
+				if err != nil {
+					return err
+				}
+				c.SnapshotLogSize = n
+				return nil
+			}, immutable: true, memory: true,
+			help: "snapshot a shard once this many bytes were logged since its last snapshot (0 = by entry count only; units: 64mb)"},
 		{name: "metrics-addr", get: func(c *Config) string { return c.MetricsAddr },
 			set:       func(c *Config, v string) error { c.MetricsAddr = strings.TrimSpace(v); return nil },
 			immutable: true, quoted: true,

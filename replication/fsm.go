@@ -28,6 +28,16 @@ type fsm struct {
 	// second time (raft restores exactly that snapshot at start-up, after
 	// checking its CRC). Only touched before raft starts and by Restore.
 	preloaded *state.Keyspace
+
+	// Snapshots by log size (snapshot_files.go): logBytes counts the bytes
+	// of the entries applied, snapBase is logBytes when the last snapshot
+	// was captured; sizeSnap is set while a snapshot it asked for runs,
+	// sizeSnapAfter (unix ns) holds the next one back after a failure.
+	logBytes, snapBase, sizeSnapAfter atomic.Int64
+	sizeSnap                          atomic.Bool
+	// raftSet is set once Shard.raft is assigned (entries replayed while
+	// raft.NewRaft runs must not trigger a snapshot).
+	raftSet atomic.Bool
 }
 
 // Apply applies one log entry (raft calls ApplyBatch instead; kept for the
@@ -72,6 +82,11 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	}
 	f.s.mu.Unlock()
 	f.changes.Add(n)
+	var b int64
+	for _, l := range logs {
+		b += int64(len(l.Data))
+	}
+	f.snapshotBySize(f.logBytes.Add(b))
 	return out
 }
 
@@ -91,6 +106,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.s.mu.RLock()
 	ks := f.s.ks.Clone()
 	f.s.mu.RUnlock()
+	f.snapBase.Store(f.logBytes.Load())
 	return &fsmSnapshot{f: f, ks: ks, changes: f.changes.Load()}, nil
 }
 
@@ -98,20 +114,24 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 // and, later, when a leader installs one).
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	ks := f.preloaded
-	f.preloaded = nil
-	if ks == nil {
-		var err error
-		if ks, err = state.ReadSnapshot(rc); err != nil {
-			return fmt.Errorf("restore snapshot: %w", err)
-		}
-	}
 	// The snapshot being restored is the newest in the store (at start-up
 	// raft restores the newest; a follower restores the one it was just
 	// sent), so its index is what the restored state holds.
-	var index uint64
+	var meta raft.SnapshotMeta
 	if metas, err := f.s.snaps.List(); err == nil && len(metas) > 0 {
-		index = metas[0].Index
+		meta = *metas[0]
+	}
+	index := meta.Index
+	ks := f.preloaded
+	f.preloaded = nil
+	if ks == nil {
+		r, done := loadingSnapshot(f.s.opts.Logger, meta.ID, meta.Size, rc, f.s.progressEvery)
+		var err error
+		ks, err = state.ReadSnapshot(r)
+		done()
+		if err != nil {
+			return fmt.Errorf("restore snapshot: %w", err)
+		}
 	}
 	f.s.mu.Lock()
 	ks.SetCounters(f.s.ks.Counters())

@@ -24,11 +24,12 @@ type NodeOptions struct {
 	// Shards is the number of raft groups the 16384 slots are split into
 	// (0 = 1).
 	Shards int
-	// Fsync, LogStore, SnapshotThreshold and Logger are passed to every
-	// shard (see Options).
+	// Fsync, LogStore, SnapshotThreshold, SnapshotLogSize and Logger are
+	// passed to every shard (see Options).
 	Fsync             FsyncPolicy
 	LogStore          string
 	SnapshotThreshold uint64
+	SnapshotLogSize   int64
 	Logger            *slog.Logger
 
 	// NodeID is this node's raft server id in every shard; "" = the

@@ -100,7 +100,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 	for i := range n.shards {
 		so := Options{
 			Dir: shardDir(o.Dir, i), Fsync: o.Fsync, LogStore: o.LogStore,
-			SnapshotThreshold: o.SnapshotThreshold, Logger: o.Logger,
+			SnapshotThreshold: o.SnapshotThreshold, SnapshotLogSize: o.SnapshotLogSize, Logger: o.Logger,
 			OnLeader: func(leader bool) { n.leaderChanged(i, leader) },
 		}
 		if o.Shards > 1 {

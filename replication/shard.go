@@ -29,6 +29,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"streamd/internal/lograte"
 	"streamd/replication/logstore"
 	"streamd/replication/state"
 )
@@ -54,6 +55,10 @@ type Shard struct {
 	store logstore.Store
 	// storePath names the log for messages (raft.db or the wal directory).
 	storePath string
+
+	// writeErrLog limits the "log write failed" lines (one per refused
+	// write) to one every repeatedLogEvery.
+	writeErrLog *lograte.Limiter
 
 	fsync     atomic.Int32 // FsyncPolicy
 	fsyncMu   sync.Mutex   // serialises SetFsync
@@ -81,6 +86,9 @@ type Shard struct {
 	appliedWaiters atomic.Int32
 	// logs is raft's log store (WaitApplied reads entry types from it).
 	logs raft.LogStore
+	// progressEvery is how often loading a snapshot logs its progress
+	// (0: snapshotProgressEvery).
+	progressEvery time.Duration
 }
 
 // shardStats holds what Stats reports.

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"streamd/internal/lograte"
 	"streamd/replication/logstore"
 	"streamd/replication/state"
 )
@@ -42,6 +43,9 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 			opts.SnapshotThreshold = DefaultSnapshotThreshold * maxBatch / clusterMaxBatch
 		}
 	}
+	if opts.SnapshotLogSize == 0 {
+		opts.SnapshotLogSize = DefaultSnapshotLogSize
+	}
 	if h.clock == nil {
 		h.clock = wallClock
 	}
@@ -49,7 +53,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		opts.NodeID = "streamd"
 	}
 	s := &Shard{ks: state.New(), opts: opts, clock: h.clock, clustered: opts.Transport != nil,
-		quorumTimeout: opts.QuorumTimeout, appliedCh: make(chan struct{})}
+		quorumTimeout: opts.QuorumTimeout, appliedCh: make(chan struct{}), writeErrLog: lograte.New(repeatedLogEvery)}
 	if s.quorumTimeout <= 0 {
 		s.quorumTimeout = DefaultQuorumTimeout
 	}
@@ -59,7 +63,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	s.stats.lastSaveOK = true
 	hlog := hclog.New(&hclog.LoggerOptions{
 		Name: "raft", Level: hclog.Warn, DisableTime: true,
-		Output: slogWriter{log: opts.Logger, clustered: opts.Transport != nil},
+		Output: slogWriter{log: opts.Logger, clustered: opts.Transport != nil, repeats: lograte.New(repeatedLogEvery)},
 	})
 
 	var (
@@ -85,11 +89,12 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		}
 		s.opts.LogStore = s.store.Kind() // the store chosen, for LogStore()
 		s.storePath = s.store.Path()
-		fss, err := raft.NewFileSnapshotStoreWithLogger(opts.Dir, 2, hlog)
+		fss, err := openSnapStore(opts.Dir, hlog, opts.Logger)
 		if err != nil {
 			return nil, err
 		}
-		if s.fsm.preloaded, err = validate(opts.Dir, s.store, fss); err != nil {
+		s.progressEvery = h.progressEvery
+		if s.fsm.preloaded, err = validate(opts.Dir, s.store, fss, opts.Logger, h.progressEvery); err != nil {
 			return nil, err
 		}
 		logs, stable, snaps = s.store, s.store, fss
@@ -138,6 +143,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		s.lead.stop(nil)
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
+	s.fsm.raftSet.Store(true)
 	go s.lead.run(s)
 	every := h.progressEvery
 	if every <= 0 {
@@ -152,6 +158,13 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 		stop := s.reportReplay(every)
 		err := s.waitReady()
 		stop()
+		if err != nil && s.store != nil {
+			if werr := s.store.LastWriteError(); werr != nil {
+				// Raft steps down after a failed log write, so it
+				// reports "not the leader": say what failed instead.
+				err = fmt.Errorf("cannot write to the log, so the shard cannot start: %w", werr)
+			}
+		}
 		if err != nil {
 			s.raft.Shutdown()
 			s.lead.stop(nil)
@@ -313,7 +326,17 @@ func (s *Shard) raftConfig(hlog hclog.Logger) *raft.Config {
 type slogWriter struct {
 	log       *slog.Logger
 	clustered bool
+	// repeats, if set, limits the lines raft repeats while the log cannot
+	// be written (a single node re-elects itself and fails to append its
+	// first entry ~30 times a second on a full disk).
+	repeats *lograte.Limiter
 }
+
+// repeatedLogEvery is how often a repeated log write failure is logged.
+const repeatedLogEvery = 10 * time.Second
+
+// repeatedRaftLines are raft's lines about a failed log write.
+var repeatedRaftLines = []string{"failed to commit logs", "failed to append to logs"}
 
 // routineRaftLines are raft messages about normal cluster operation.
 var routineRaftLines = []string{
@@ -325,6 +348,15 @@ var routineRaftLines = []string{
 // Write logs one line.
 func (w slogWriter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
+	if w.repeats != nil && slices.ContainsFunc(repeatedRaftLines, func(s string) bool { return strings.Contains(line, s) }) {
+		ok, n := w.repeats.Allow()
+		if !ok {
+			return len(p), nil
+		}
+		if n > 0 {
+			line += fmt.Sprintf(" (and %d more log write failures since the last line)", n)
+		}
+	}
 	switch {
 	case strings.Contains(line, "heartbeat timeout reached, starting election") && !w.clustered:
 		// Expected once per start: a single voter elects itself.

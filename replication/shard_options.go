@@ -55,6 +55,10 @@ func ParseFsync(s string) (FsyncPolicy, error) {
 // entries hold up to 512, so it snapshots every 2048.
 const DefaultSnapshotThreshold = 8192
 
+// DefaultSnapshotLogSize is Options.SnapshotLogSize's default: a snapshot
+// after 64 MiB of log entries (the log-store's segment size).
+const DefaultSnapshotLogSize = 64 << 20
+
 // trailingLogs is how many entries stay in the log behind a snapshot: a
 // single node replays nothing before its snapshot, so only a few are kept.
 const trailingLogs = 16
@@ -107,6 +111,11 @@ type Options struct {
 	// SnapshotThreshold is the number of log entries between automatic
 	// snapshots (0 = DefaultSnapshotThreshold).
 	SnapshotThreshold uint64
+	// SnapshotLogSize snapshots once this many bytes of log entries have
+	// been applied since the last snapshot, before SnapshotThreshold
+	// entries when entries are large (0 = DefaultSnapshotLogSize; < 0:
+	// by entry count only).
+	SnapshotLogSize int64
 	// Logger receives raft's warnings and errors (nil = slog.Default()).
 	Logger *slog.Logger
 

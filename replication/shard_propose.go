@@ -55,7 +55,9 @@ func (s *Shard) noteApplyError(err error) {
 	if isWriteError(err) {
 		s.writeErr.Store(&err)
 		s.stats.writeErrors.Add(1)
-		s.opts.Logger.Error("log write failed; the write was not acknowledged", "err", err)
+		if ok, n := s.writeErrLog.Allow(); ok {
+			s.opts.Logger.Error("log write failed; the write was not acknowledged", "err", err, "more", n)
+		}
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -36,7 +38,7 @@ type snapshotDirMeta struct {
 // validate checks the newest snapshot in dir/snapshots and every log entry
 // after it in store. It returns the decoded snapshot (nil if there is none)
 // for the FSM to restore without decoding it again.
-func validate(dir string, store logstore.Store, fss *raft.FileSnapshotStore) (*state.Keyspace, error) {
+func validate(dir string, store logstore.Store, fss raft.SnapshotStore, log *slog.Logger, every time.Duration) (*state.Keyspace, error) {
 	var partial []string
 	metas, err := readSnapshotMetas(filepath.Join(dir, "snapshots"), &partial)
 	if err != nil {
@@ -54,11 +56,13 @@ func validate(dir string, store logstore.Store, fss *raft.FileSnapshotStore) (*s
 		}
 		snapIdx = m.Index
 		statePath := filepath.Join(dir, "snapshots", m.ID, "state.bin")
-		_, rc, err := fss.Open(m.ID)
+		meta, rc, err := fss.Open(m.ID)
 		if err != nil {
 			return nil, corruptError(statePath, "cannot load snapshot %s: %v", m.ID, err)
 		}
-		ks, err = state.ReadSnapshot(rc)
+		r, done := loadingSnapshot(log, m.ID, meta.Size, rc, every)
+		ks, err = state.ReadSnapshot(r)
+		done()
 		rc.Close()
 		if err != nil {
 			return nil, corruptError(statePath, "cannot load snapshot %s: %v", m.ID, err)

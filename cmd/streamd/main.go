@@ -291,6 +291,10 @@ func shardRoles(node *replication.Node) string {
 func nodeOptions(cfg config.Config, fsync replication.FsyncPolicy, log *slog.Logger) (replication.NodeOptions, error) {
 	o := replication.NodeOptions{
 		Dir: cfg.Dir, Shards: cfg.Shards, Fsync: fsync, LogStore: cfg.LogStore, Logger: log,
+		SnapshotLogSize: cfg.SnapshotLogSize,
+	}
+	if o.SnapshotLogSize == 0 {
+		o.SnapshotLogSize = -1 // snapshot-log-size 0: by entry count only
 	}
 	if cfg.NodeID == "" {
 		return o, nil

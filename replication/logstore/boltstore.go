@@ -37,7 +37,13 @@ type boltStore struct {
 	// (bbolt fsyncs twice inside it) and each Sync (fsync_stats.go).
 	hist fsyncHist
 	lock *dirLock // nil when opened without Open
+	// errs is the last failed write, for LastWriteError.
+	errs lastErr
 }
+
+// LastWriteError returns the last failed write transaction's error, nil
+// once a later one succeeded.
+func (s *boltStore) LastWriteError() error { return s.errs.get() }
 
 // FsyncStats returns the histogram of the committing transactions and Syncs.
 func (s *boltStore) FsyncStats() FsyncStats { return s.hist.snapshot() }
@@ -89,10 +95,17 @@ func openBoltStore(path string, noSync bool) (*boltStore, error) {
 func (s *boltStore) update(fn func(tx *bolt.Tx) error) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	var err error
 	if s.db.NoSync {
-		return s.db.Update(fn)
+		err = s.db.Update(fn)
+	} else {
+		err = s.hist.time(func() error { return s.db.Update(fn) })
 	}
-	return s.hist.time(func() error { return s.db.Update(fn) })
+	if err != nil {
+		err = diskFullHint(s.path, err)
+	}
+	s.errs.note(err)
+	return err
 }
 
 // SetNoSync switches fsync-per-commit off (true) or on (false).

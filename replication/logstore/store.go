@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -72,6 +73,10 @@ type Store interface {
 	StablePath() string
 	// FsyncStats returns the store's fsync latency histogram.
 	FsyncStats() FsyncStats
+	// LastWriteError returns the last failed write (an append, a
+	// truncation, a stable key), nil once a later write succeeded: why
+	// raft could not lead, when it could not.
+	LastWriteError() error
 	// Verify checks that the log continues a snapshot ending at snapIdx
 	// (0: no snapshot) without a gap and that every entry after it reads;
 	// decode is called on the data of each command entry after it, and an
@@ -138,7 +143,7 @@ func Open(dir string, o Options) (_ Store, err error) {
 	}
 	b, err := openBoltStoreSafe(filepath.Join(dir, "raft.db"), o.NoSync)
 	if err != nil {
-		return nil, err
+		return nil, diskFullHint(dir, err)
 	}
 	b.lock = lock
 	return b, nil
@@ -183,6 +188,26 @@ func chooseLogStore(dataDir, want string, newestSnapshot func() string) (string,
 		}
 	}
 	return want, nil
+}
+
+// lastErr holds a store's last failed write (nil after a success).
+type lastErr struct{ p atomic.Pointer[error] }
+
+// note records the outcome of a write.
+func (l *lastErr) note(err error) {
+	if err != nil {
+		l.p.Store(&err)
+	} else if l.p.Load() != nil {
+		l.p.Store(nil)
+	}
+}
+
+// get returns the last failed write's error, or nil.
+func (l *lastErr) get() error {
+	if p := l.p.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // keyCurrentTerm is the stable-store key raft keeps its term under.

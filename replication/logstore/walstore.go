@@ -31,11 +31,22 @@ import (
 // truncation) every dirty segment is fsynced first, so wal-meta.db never
 // describes segment data that a machine crash could still lose.
 type walStore struct {
-	*wal.WAL
+	// mu guards w and meta: every call into raft-wal holds it for reading;
+	// reopen (walstore_recover.go) holds it for writing while it closes and
+	// reopens them in place.
+	mu   sync.RWMutex
+	w    *wal.WAL  // nil only if a reopen failed half-way
+	meta *syncMeta // w's metadata store
 	dir  string
 	vfs  *syncVFS
-	meta *syncMeta
 	lock *dirLock // nil when opened without Open
+	// hlog is raft-wal's logger, slog receives the recovery lines.
+	hlog hclog.Logger
+	slog *slog.Logger
+	// rec is the state of recovery from a failed append (walstore_recover.go).
+	rec walRecovery
+	// errs is the last failed write, for LastWriteError.
+	errs lastErr
 }
 
 // openWALStore opens (creating if needed) the wal log in dir.
@@ -45,19 +56,164 @@ func openWALStore(dir string, noSync bool, log hclog.Logger) (*walStore, error) 
 	}
 	vfs := &syncVFS{VFS: walfs.New(), dirty: map[*syncFile]struct{}{}}
 	vfs.noSync = noSync
-	meta := &syncMeta{MetaStore: &metadb.BoltMetaDB{}, vfs: vfs}
-	w, err := wal.Open(dir,
-		wal.WithSegmentFiler(segment.NewFiler(dir, vfs)),
+	s := &walStore{dir: dir, vfs: vfs, hlog: log, slog: slog.Default()}
+	if err := s.openWAL(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// openWAL opens raft-wal on s.dir through s.vfs and installs it as s.w
+// (called with mu held for writing, or before s is shared).
+func (s *walStore) openWAL() error {
+	meta := &syncMeta{MetaStore: &metadb.BoltMetaDB{}, vfs: s.vfs}
+	w, err := wal.Open(s.dir,
+		wal.WithSegmentFiler(segment.NewFiler(s.dir, s.vfs)),
 		wal.WithMetaStore(meta),
-		wal.WithLogger(log.Named("wal")),
+		wal.WithLogger(s.hlog.Named("wal")),
 		wal.WithSegmentSize(walSegmentSize),
 	)
 	if err != nil {
 		meta.Close()
-		return nil, fmt.Errorf("%s: cannot open the log: %w", dir, err)
+		return fmt.Errorf("%s: cannot open the log: %w", s.dir, diskFullHint(s.dir, err))
 	}
-	return &walStore{WAL: w, dir: dir, vfs: vfs, meta: meta}, nil
+	s.w, s.meta = w, meta
+	return nil
 }
+
+// wal returns the open raft-wal log and the function releasing it; with
+// none open (a reopen failed) it returns the reason.
+func (s *walStore) wal() (*wal.WAL, func(), error) {
+	s.mu.RLock()
+	if s.w == nil {
+		s.mu.RUnlock()
+		return nil, nil, s.rec.closedErr(s.dir)
+	}
+	return s.w, s.mu.RUnlock, nil
+}
+
+// FirstIndex returns the first index in the log (0: empty).
+func (s *walStore) FirstIndex() (uint64, error) {
+	w, release, err := s.wal()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	return w.FirstIndex()
+}
+
+// LastIndex returns the last index in the log (0: empty).
+func (s *walStore) LastIndex() (uint64, error) {
+	w, release, err := s.wal()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	return w.LastIndex()
+}
+
+// GetLog reads the entry at index into log.
+func (s *walStore) GetLog(index uint64, log *raft.Log) error {
+	w, release, err := s.wal()
+	if err != nil {
+		return err
+	}
+	defer release()
+	return w.GetLog(index, log)
+}
+
+// StoreLog appends one entry (see StoreLogs).
+func (s *walStore) StoreLog(log *raft.Log) error { return s.StoreLogs([]*raft.Log{log}) }
+
+// StoreLogs appends entries. After a failed append (a disk that filled as
+// the log rolled to a new segment leaves raft-wal refusing every later
+// append with "segment is sealed") it first reopens the log in place, once
+// there is space for a new segment, with backoff (walstore_recover.go);
+// until then it fails at once with the reason.
+func (s *walStore) StoreLogs(logs []*raft.Log) error {
+	if err := s.recoverIfBroken(); err != nil {
+		s.errs.note(err)
+		return err
+	}
+	w, release, err := s.wal()
+	if err != nil {
+		s.errs.note(err)
+		return err
+	}
+	err = w.StoreLogs(logs)
+	release()
+	if err != nil {
+		err = s.appendFailed(err)
+		s.errs.note(err)
+		return err
+	}
+	s.errs.note(nil)
+	return nil
+}
+
+// DeleteRange deletes the entries min..max (a prefix or a suffix).
+func (s *walStore) DeleteRange(min, max uint64) error {
+	w, release, err := s.wal()
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = w.DeleteRange(min, max)
+	s.errs.note(err)
+	return err
+}
+
+// Set stores a stable key (raft's term and vote) in wal-meta.db.
+func (s *walStore) Set(key, val []byte) error {
+	w, release, err := s.wal()
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = w.Set(key, val)
+	s.errs.note(err)
+	return err
+}
+
+// Get reads a stable key.
+func (s *walStore) Get(key []byte) ([]byte, error) {
+	w, release, err := s.wal()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return w.Get(key)
+}
+
+// SetUint64 stores a stable key holding an integer.
+func (s *walStore) SetUint64(key []byte, val uint64) error {
+	w, release, err := s.wal()
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = w.SetUint64(key, val)
+	s.errs.note(err)
+	return err
+}
+
+// GetUint64 reads a stable key holding an integer.
+func (s *walStore) GetUint64(key []byte) (uint64, error) {
+	w, release, err := s.wal()
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	return w.GetUint64(key)
+}
+
+// IsMonotonic tells raft that the log cannot hold gaps (raft-wal's
+// contract): after installing a snapshot raft deletes the whole log.
+func (s *walStore) IsMonotonic() bool { return true }
+
+// LastWriteError returns the last failed write to the log or its stable
+// keys, nil once a later one succeeded.
+func (s *walStore) LastWriteError() error { return s.errs.get() }
 
 // SetNoSync switches fsync-per-append off (true) or on (false).
 func (s *walStore) SetNoSync(noSync bool) {
@@ -72,12 +228,20 @@ func (s *walStore) Sync() error { return s.vfs.syncAll() }
 // Close syncs and closes the segments and the metadata database (raft-wal's
 // own Close leaves wal-meta.db open), then releases the directory lock.
 func (s *walStore) Close() error {
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
+	s.rec.closed = true
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	err := s.vfs.syncAll()
-	if cerr := s.WAL.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := s.meta.Close(); err == nil {
-		err = cerr
+	if s.w != nil {
+		if cerr := s.w.Close(); err == nil {
+			err = cerr
+		}
+		if cerr := s.meta.Close(); err == nil {
+			err = cerr
+		}
+		s.w, s.meta = nil, nil
 	}
 	return s.lock.releaseAfter(err)
 }
@@ -103,12 +267,24 @@ type syncVFS struct {
 	dirty  map[*syncFile]struct{}
 	// hist times every segment fsync (fsync_stats.go).
 	hist fsyncHist
+	// failSync, if set (tests), is the error of the next segment fsync.
+	failSync error
 }
 
-// Create creates a segment file (preallocated by the OS layer).
+// Create creates a segment file (preallocated by the OS layer). If that
+// fails (no space for the preallocation), the file it created is removed
+// again: nothing was written to it, and raft-wal — which creates it with
+// O_EXCL, after committing it to wal-meta.db — recreates a missing tail
+// segment when it is reopened (walstore_recover.go), while an empty one
+// would be refused as truncated.
 func (v *syncVFS) Create(dir, name string, size uint64) (types.WritableFile, error) {
+	path := filepath.Join(dir, name)
+	_, statErr := os.Lstat(path)
 	f, err := v.VFS.Create(dir, name, size)
 	if err != nil {
+		if errors.Is(statErr, os.ErrNotExist) {
+			os.Remove(path)
+		}
 		return nil, err
 	}
 	return &syncFile{WritableFile: f, vfs: v}, nil
@@ -159,6 +335,11 @@ func (f *syncFile) Sync() error {
 		return nil
 	}
 	delete(f.vfs.dirty, f)
+	if err := f.vfs.failSync; err != nil {
+		f.vfs.failSync = nil
+		f.vfs.mu.Unlock()
+		return err
+	}
 	f.vfs.mu.Unlock()
 	return f.vfs.hist.time(f.WritableFile.Sync)
 }
@@ -203,9 +384,14 @@ var walSegmentSize = wal.DefaultSegmentSize
 // wal files (checkWALFiles, repairs logged to slog) and opens the store.
 func openWALStoreSafe(dir string, noSync bool, log hclog.Logger, logger *slog.Logger) (*walStore, error) {
 	if err := checkWALFiles(dir, logger); err != nil {
+		return nil, diskFullHint(dir, err)
+	}
+	w, err := openWALStore(dir, noSync, log)
+	if err != nil {
 		return nil, err
 	}
-	return openWALStore(dir, noSync, log)
+	w.slog = logger
+	return w, nil
 }
 
 // Verify checks that the wal log continues the snapshot at snapIdx

@@ -157,6 +157,13 @@ func checkSegment(path string, si types.SegmentInfo, tail bool) error {
 		return corruptError(path, "cannot read log segment: %v", err)
 	}
 	if uint64(len(data)) < uint64(si.SizeLimit) {
+		if tail && allZero(data) {
+			// Created, never written (raft-wal writes the header with the
+			// first append): what a process killed while preallocating it
+			// leaves — or a truncation of a tail that held entries.
+			return corruptError(path, "log segment is truncated: %d bytes, it was preallocated to %d; it holds no data: if the process stopped while the disk was full, remove this file (the log is rebuilt from the rest) and start again; if it was truncated later, restore it from a backup",
+				len(data), si.SizeLimit)
+		}
 		return corruptError(path, "log segment is truncated: %d bytes, it was preallocated to %d", len(data), si.SizeLimit)
 	}
 	sc := scanSegment(data)
