@@ -11,7 +11,8 @@
 // The config file uses redis.conf syntax and Redis's directive names. The
 // data (Raft log, snapshots, LOCK) lives in dir; if it cannot be loaded the
 // process says which file is wrong and exits 1, never starting empty. Prometheus metrics, /healthz and /readyz are served over
-// HTTP on metrics-addr ("" turns them off). SIGINT, SIGTERM or SHUTDOWN stop
+// HTTP on metrics-addr ("" turns them off; the default address, when taken,
+// is skipped with a warning). SIGINT, SIGTERM or SHUTDOWN stop
 // accepting, answer or fail what is in flight, snapshot (not after SHUTDOWN
 // NOSAVE) and exit 0.
 //
