@@ -245,3 +245,64 @@ func TestBusyPortsBeforeDisk(t *testing.T) {
 		p.terminate()
 	})
 }
+
+// TestREADMEClusterExample runs the README's three-node example as written
+// (its ./streamd lines, with this test's ports and directories substituted
+// and metrics-addr left at its default): the nodes start in any order on
+// one host, n2 and n3 log Ready once joined, and the XADD and RAFT SHARDS
+// lines work.
+func TestREADMEClusterExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process cluster test")
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "./streamd --port 700") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 3 || !strings.Contains(string(b), "make build\n./streamd --port 7001") {
+		t.Fatalf("README's cluster example: want make build and three ./streamd lines, got %q", lines)
+	}
+	bin := streamdBinary(t)
+	base := t.TempDir()
+	repl := []string{}
+	ports := make([]int, 3)
+	for i := range 3 {
+		ports[i] = pickPort(t)
+		n := strconv.Itoa(i + 1)
+		repl = append(repl, "127.0.0.1:700"+n, "127.0.0.1:"+strconv.Itoa(ports[i]),
+			"--port 700"+n, "--port "+strconv.Itoa(ports[i]),
+			"127.0.0.1:1700"+n, "127.0.0.1:"+strconv.Itoa(pickPort(t)),
+			"--dir d"+n, "--dir "+filepath.Join(base, "d"+n))
+	}
+	r := strings.NewReplacer(repl...)
+	procs := make([]*proc, 3)
+	for i, l := range lines {
+		cmd, redirect, ok := strings.Cut(r.Replace(l), " > n")
+		if !ok || !strings.HasSuffix(redirect, ".log 2>&1 &") {
+			t.Fatalf("README line %q: want it in the background with its log in nX.log", l)
+		}
+		args := strings.Fields(cmd)[1:]
+		if strings.Contains(cmd, "metrics-addr") {
+			t.Fatalf("README line %q still needs a metrics-addr", l)
+		}
+		procs[i] = launch(t, bin, args, ports[i], filepath.Join(base, "d"+strconv.Itoa(i+1)))
+	}
+	for _, p := range procs[1:] {
+		waitLog(t, p, "Ready to accept connections", false)
+	}
+	c := newClient(t, ports[1], 0)
+	do(t, c, "XADD", "orders", "*", "item", "book")
+	shards, err := raftShards(ports[0])
+	if err != nil || len(shards) != 1 || shards[0]["voters"] != int64(3) {
+		t.Fatalf("RAFT SHARDS on n1: %v, %v", shards, err)
+	}
+	for _, p := range procs {
+		p.terminate()
+	}
+}
