@@ -37,23 +37,7 @@ func joiningMarked(dir string) bool {
 // markJoining writes dir's JOINING file durably (file and directory
 // fsynced).
 func markJoining(dir string) error {
-	path := filepath.Join(dir, joiningFile)
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(joiningText); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return writeFileAtomic(filepath.Join(dir, joiningFile), joiningText)
 }
 
 // unmarkJoining removes dir's JOINING file (a missing file is no error).
