@@ -84,7 +84,7 @@ func holdsNothing(logs raft.LogStore, snaps raft.SnapshotStore) (bool, error) {
 //     asked for: the term and vote left by the attempt to join are cleared,
 //     so the shard bootstraps like a new one.
 //   - It holds nothing and is not bootstrapped: it waits to be added; the
-//     marker is written (or kept).
+//     marker is kept, or written when no raft state exists at all.
 func (s *Shard) prepareJoin(logs raft.LogStore, stable raft.StableStore, snaps raft.SnapshotStore, exists bool) (joining, stillExists bool, err error) {
 	dir := s.opts.Dir
 	empty, err := holdsNothing(logs, snaps)
@@ -121,6 +121,11 @@ func (s *Shard) prepareJoin(logs raft.LogStore, stable raft.StableStore, snaps r
 		return false, exists, nil
 	}
 	if !joiningMarked(dir) {
+		if exists {
+			// Raft state beside an empty log and no marker: not a node
+			// being added (the start-up checks judge it); never mark it.
+			return false, exists, nil
+		}
 		if err := markJoining(dir); err != nil {
 			return false, exists, fmt.Errorf("%s: %w", filepath.Join(dir, joiningFile), err)
 		}
