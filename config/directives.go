@@ -336,7 +336,7 @@ var directives = func() []*Directive {
 		boolParam("bootstrap", func(c *Config) *bool { return &c.Bootstrap }).
 			doc("start a new cluster with this node as every shard's only voter"),
 		addrParam("join", func(c *Config) *string { return &c.Join }).
-			doc("client host:port of a member to join the cluster through (RAFT ADD)"),
+			doc("client host:port of a member to join the cluster through (RAFT ADD); ignored once a member"),
 		boolParam("join-tls", func(c *Config) *bool { return &c.JoinTLS }).
 			doc("join is a TLS client port (tls-port): connect with tls-cert-file, verify it against the CA"),
 		{name: "peers", get: func(c *Config) string { return c.Peers },
@@ -388,7 +388,7 @@ var directives = func() []*Directive {
 		{name: "metrics-addr", get: func(c *Config) string { return c.MetricsAddr },
 			set:       func(c *Config, v string) error { c.MetricsAddr = strings.TrimSpace(v); return nil },
 			immutable: true, quoted: true,
-			help: `HTTP address of /metrics, /healthz and /readyz ("" = off)`},
+			help: `HTTP address of /metrics, /healthz and /readyz ("" = off); the default, if taken, is skipped with a warning`},
 		intParam("metrics-max-streams", 0, math.MaxInt32, func(c *Config) *int { return &c.MetricsMaxStreams }, false).
 			doc("how many streams (the longest) /metrics reports per-stream series for"),
 		{name: "slowlog-log-slower-than", get: func(c *Config) string { return strconv.FormatInt(c.SlowlogLogSlowerThan, 10) },

@@ -93,6 +93,10 @@ type Node struct {
 	// crash-like stop).
 	noHandOver bool
 
+	// wasMember: the data directory made this node a member when it
+	// opened (WasMember).
+	wasMember bool
+
 	stop      chan struct{}
 	bg        sync.WaitGroup
 	closeOnce sync.Once

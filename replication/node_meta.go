@@ -123,8 +123,7 @@ func readNodeMeta(path string) (nodeMeta, error) {
 	return m, nil
 }
 
-// writeNodeMeta writes a CLUSTER file atomically (temporary file, fsync,
-// rename, fsync of the directory).
+// writeNodeMeta writes a CLUSTER file atomically (writeFileAtomic).
 func writeNodeMeta(path string, m nodeMeta) error {
 	var b strings.Builder
 	b.WriteString("# streamd: what this data directory holds; do not edit\n")
@@ -132,12 +131,18 @@ func writeNodeMeta(path string, m nodeMeta) error {
 		fmt.Fprintf(&b, "node-id %s\n", m.NodeID)
 	}
 	fmt.Fprintf(&b, "shards %d\n", m.Shards)
+	return writeFileAtomic(path, b.String())
+}
+
+// writeFileAtomic writes a small file atomically and durably (temporary
+// file, fsync, rename, fsync of the directory).
+func writeFileAtomic(path, content string) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	if _, err := f.WriteString(b.String()); err != nil {
+	if _, err := f.WriteString(content); err != nil {
 		f.Close()
 		return err
 	}
@@ -151,10 +156,5 @@ func writeNodeMeta(path string, m nodeMeta) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return syncDir(filepath.Dir(path))
 }

@@ -130,6 +130,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 		return nil, err
 	}
 	if clustered {
+		n.wasMember = n.listedEverywhere()
 		n.mux.Serve()
 		if o.Balance {
 			n.bg.Add(1)

@@ -71,7 +71,13 @@ type Shard struct {
 	closeErr  error
 
 	// clustered is set when Options.Transport was given.
-	clustered     bool
+	clustered bool
+	// joining is set while the shard waits for its first entry as a
+	// node being added (shard_join.go: the JOINING marker).
+	joining atomic.Bool
+	// existed: raft state was on disk when the shard opened (before any
+	// bootstrap).
+	existed       bool
 	quorumTimeout time.Duration
 	snaps         raft.SnapshotStore
 	lead          leadership

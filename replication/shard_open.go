@@ -118,6 +118,14 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.clustered && s.store != nil {
+		joining := false
+		if joining, exists, err = s.prepareJoin(logs, stable, snaps, exists); err != nil {
+			return nil, err
+		}
+		s.joining.Store(joining)
+	}
+	s.existed = exists
 	var boot *raft.Configuration
 	switch {
 	case exists:

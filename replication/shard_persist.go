@@ -77,6 +77,7 @@ func (s *Shard) syncLoop() {
 				s.syncErr.Store(nil)
 			}
 		}
+		s.checkJoined()
 		s.fsyncMu.Unlock()
 	}
 }

@@ -68,6 +68,11 @@ func validate(dir string, store logstore.Store, fss raft.SnapshotStore, log *slo
 			return nil, corruptError(statePath, "cannot load snapshot %s: %v", m.ID, err)
 		}
 	}
+	if snapIdx == 0 && joiningMarked(dir) {
+		if last, err := store.LastIndex(); err == nil && last == 0 {
+			return nil, nil // never a member yet (shard_join.go)
+		}
+	}
 	if err := store.Verify(snapIdx, decodeEntry); err != nil {
 		if len(partial) > 0 {
 			err = fmt.Errorf("%w (and %s is missing)", err, strings.Join(partial, ", "))

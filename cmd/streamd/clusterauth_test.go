@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"crypto/tls"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,7 +120,7 @@ func TestJoinTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := joinCluster(addr, tc, "pw", "n9", "127.0.0.1:1", 10*time.Second, nil); err != nil {
+	if err := joinCluster(addr, tc, "pw", "n9", "127.0.0.1:1", 10*time.Second, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := <-got, <-got; strings.Join(a, " ") != "AUTH pw" || strings.Join(b, " ") != "RAFT ADD n9 127.0.0.1:1" {
@@ -132,7 +133,7 @@ func TestJoinTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err = joinCluster(addr, tc, "pw", "n9", "127.0.0.1:1", 20*time.Second, nil)
+	err = joinCluster(addr, tc, "pw", "n9", "127.0.0.1:1", 20*time.Second, slog.New(slog.DiscardHandler), nil)
 	if err == nil || !strings.Contains(err.Error(), "certificate") || time.Since(start) > 10*time.Second {
 		t.Fatalf("join to a member of another CA: %v after %v", err, time.Since(start))
 	}

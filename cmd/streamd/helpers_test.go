@@ -168,11 +168,17 @@ func startServerVia(t *testing.T, wrapper []string, port int, dir string, extra 
 	// Metrics are off unless extra turns them on: tests start many
 	// binaries at once, which must not collide on the default 9121.
 	args = append(args, "--port", strconv.Itoa(port), "--dir", dir, "--metrics-addr", "")
-	args = append(args, extra...)
+	return launch(t, bin, append(args, extra...), port, dir)
+}
+
+// launch runs bin with exactly args (the server at port, on dir); see
+// startServer.
+func launch(t *testing.T, bin string, args []string, port int, dir string) *proc {
+	t.Helper()
 	s := &proc{t: t, port: port, dir: dir, done: make(chan struct{})}
-	for i, a := range extra {
-		if a == "--requirepass" && i+1 < len(extra) {
-			s.pass = extra[i+1]
+	for i, a := range args {
+		if a == "--requirepass" && i+1 < len(args) {
+			s.pass = args[i+1]
 		}
 	}
 	s.cmd = exec.Command(bin, args...)

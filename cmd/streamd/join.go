@@ -29,13 +29,19 @@ const readyLogEvery = 10 * time.Second
 // per shard. It returns an error only when the join failed; it returns
 // early, with nil, when stop is closed.
 func startCluster(cfg config.Config, node *replication.Node, log *slog.Logger, stop <-chan struct{}) error {
-	if cfg.Join != "" {
+	switch {
+	case node.WasMember():
+		if ignored := clusterStartFlags(cfg); ignored != "" {
+			log.Info("This node is already a member of its cluster (its data directory says so): ignoring "+ignored,
+				"node-id", node.ID(), "dir", cfg.Dir)
+		}
+	case cfg.Join != "":
 		log.Info("Joining the cluster", "via", cfg.Join, "node-id", cfg.NodeID, "raft-addr", cfg.RaftAddr)
 		tc, err := joinTLSConfig(cfg)
 		if err != nil {
 			return err
 		}
-		if err := joinCluster(cfg.Join, tc, cfg.RequirePass, cfg.NodeID, cfg.RaftAddr, joinTimeout, stop); err != nil {
+		if err := joinCluster(cfg.Join, tc, cfg.RequirePass, cfg.NodeID, cfg.RaftAddr, joinTimeout, log, stop); err != nil {
 			return err
 		}
 		select {
@@ -68,6 +74,22 @@ func startCluster(cfg config.Config, node *replication.Node, log *slog.Logger, s
 	return nil
 }
 
+// clusterStartFlags names the start-up cluster settings given ("--join,
+// --bootstrap"), which a node that already is a member ignores.
+func clusterStartFlags(cfg config.Config) string {
+	var given []string
+	if cfg.Join != "" {
+		given = append(given, "--join "+cfg.Join)
+	}
+	if cfg.Bootstrap {
+		given = append(given, "--bootstrap")
+	}
+	if cfg.Peers != "" {
+		given = append(given, "--peers")
+	}
+	return strings.Join(given, ", ")
+}
+
 // joinTLSConfig is the TLS configuration --join connects with (join-tls):
 // this node's certificate if the member asks for one, the member's checked
 // against the CA and the join address's host. nil without join-tls.
@@ -90,34 +112,83 @@ func joinTLSConfig(cfg config.Config) (*tls.Config, error) {
 
 // joinCluster asks the member at addr (a client host:port; over TLS when
 // tc is set) to add this node: AUTH when pass is set, then RAFT ADD id
-// raftAddr, retried every half second until it answers OK or timeout
-// passes (the last error is returned) or stop is closed.
-func joinCluster(addr string, tc *tls.Config, pass, id, raftAddr string, timeout time.Duration, stop <-chan struct{}) error {
+// raftAddr. Each attempt that fails is logged with its error; a transient
+// error (the member unreachable or electing a leader: see transientJoin) is
+// retried with a growing pause until it answers OK or timeout passes (the
+// last error is returned), any other refusal ends it at once. It returns
+// nil early when stop is closed.
+func joinCluster(addr string, tc *tls.Config, pass, id, raftAddr string, timeout time.Duration, log *slog.Logger, stop <-chan struct{}) error {
 	deadline := time.Now().Add(timeout)
-	var last error
-	for {
+	pause := joinRetryMin
+	for attempt := 1; ; attempt++ {
 		err := raftAdd(addr, tc, pass, id, raftAddr, time.Until(deadline))
 		if err == nil {
 			return nil
 		}
-		last = err
-		var perm permanentError
-		if errors.As(err, &perm) || time.Now().After(deadline) {
-			return fmt.Errorf("RAFT ADD via %s: %w", addr, last)
+		if !transientJoin(err) {
+			log.Error("RAFT ADD refused: not retrying", "attempt", attempt, "via", addr, "err", err)
+			return fmt.Errorf("RAFT ADD via %s: %w", addr, err)
 		}
+		if time.Now().After(deadline) {
+			log.Warn("RAFT ADD failed", "attempt", attempt, "via", addr, "err", err)
+			return fmt.Errorf("RAFT ADD via %s: giving up after %d attempts in %v: %w", addr, attempt, timeout, err)
+		}
+		log.Warn("RAFT ADD failed, retrying", "attempt", attempt, "via", addr, "err", err, "retry-in", pause.String())
 		select {
 		case <-stop:
 			return nil
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, joinRetryMax)
 	}
 }
+
+// The pause between two join attempts starts at joinRetryMin and doubles
+// up to joinRetryMax.
+const (
+	joinRetryMin = 250 * time.Millisecond
+	joinRetryMax = 4 * time.Second
+)
 
 // permanentError is a reply that retrying cannot change (a wrong password,
 // a member that does not know RAFT).
 type permanentError struct{ msg string }
 
 func (e permanentError) Error() string { return e.msg }
+
+// replyError is an error reply from the member (its text, code first).
+type replyError struct{ msg string }
+
+func (e replyError) Error() string { return e.msg }
+
+// transientJoin reports whether a failed join attempt may succeed later:
+// the member did not answer (refused, reset, timed out, closed), or it
+// answered that the cluster is busy electing or loading (TRYAGAIN,
+// CLUSTERDOWN, LOADING, BUSY, MASTERDOWN), or that it could not reach
+// this node's raft port yet. Any other reply (ERR this node is not part
+// of a cluster, a wrong password, NOPERM, another node at this address, a
+// different shard count) is a refusal that retrying does not change.
+func transientJoin(err error) bool {
+	var perm permanentError
+	if errors.As(err, &perm) {
+		return false
+	}
+	var re replyError
+	if !errors.As(err, &re) {
+		return true // the connection failed: refused, reset, timeout, EOF
+	}
+	code, _, _ := strings.Cut(re.msg, " ")
+	switch code {
+	case "TRYAGAIN", "CLUSTERDOWN", "LOADING", "BUSY", "MASTERDOWN":
+		return true
+	case "ERR":
+		// The member could not reach this node's raft port (to ask who it
+		// is) or its shard's leader: a network condition, not a refusal.
+		return !credentialsDiffer(re.msg) && (strings.Contains(re.msg, "connection refused") ||
+			strings.Contains(re.msg, "i/o timeout") || strings.Contains(re.msg, "connection reset"))
+	}
+	return false
+}
 
 // raftAdd makes one attempt over a fresh connection (TLS with tc).
 func raftAdd(addr string, tc *tls.Config, pass, id, raftAddr string, timeout time.Duration) error {
@@ -149,11 +220,7 @@ func raftAdd(addr string, tc *tls.Config, pass, id, raftAddr string, timeout tim
 			return err
 		}
 	}
-	err = respCall(conn, r, "RAFT", "ADD", id, raftAddr)
-	if err != nil && (strings.HasPrefix(err.Error(), "ERR unknown command") || credentialsDiffer(err.Error())) {
-		return permanentError{err.Error()}
-	}
-	return err
+	return respCall(conn, r, "RAFT", "ADD", id, raftAddr)
 }
 
 // credentialsDiffer reports whether a RAFT ADD failed because the member
@@ -183,7 +250,7 @@ func respCall(conn net.Conn, r *bufio.Reader, args ...string) error {
 	case strings.HasPrefix(line, "+"):
 		return nil
 	case strings.HasPrefix(line, "-"):
-		return errors.New(line[1:])
+		return replyError{line[1:]}
 	}
-	return fmt.Errorf("unexpected reply %q", line)
+	return permanentError{fmt.Sprintf("unexpected reply %q (is it a streamd client port?)", line)}
 }

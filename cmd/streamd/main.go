@@ -12,7 +12,8 @@
 // The config file uses redis.conf syntax and Redis's directive names. The
 // data (Raft log, snapshots, LOCK) lives in dir; if it cannot be loaded the
 // process says which file is wrong and exits 1, never starting empty. Prometheus metrics, /healthz and /readyz are served over
-// HTTP on metrics-addr ("" turns them off). SIGINT, SIGTERM or SHUTDOWN stop
+// HTTP on metrics-addr ("" turns them off; the default address, when taken,
+// is skipped with a warning). SIGINT, SIGTERM or SHUTDOWN stop
 // accepting, answer or fail what is in flight, snapshot (not after SHUTDOWN
 // NOSAVE) and exit 0.
 //
@@ -123,10 +124,6 @@ func run(args []string, logOut io.Writer) error {
 	if cfg.MaxClients, err = server.FitMaxClients(cfg.MaxClients, log); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return fmt.Errorf("dir: %w", err)
-	}
-	start := time.Now()
 	if cfg.LogStore != "" {
 		if _, err := replication.ParseLogStore(cfg.LogStore); err != nil {
 			return fmt.Errorf("log-store: %v", err)
@@ -143,9 +140,32 @@ func run(args []string, logOut io.Writer) error {
 	if opts.RaftAuth, err = raftAuth(cfg, log, tlsLoader); err != nil {
 		return err
 	}
+	// Every port is bound before anything is created on disk: a busy port
+	// stops the start-up naming the setting, leaving no data directory.
+	lns, tlsLns, metricsLn, err := bindPorts(cfg, &opts, log)
+	if err != nil {
+		return err
+	}
+	closeListeners := func() {
+		for _, ln := range append(lns, tlsLns...) {
+			ln.Close()
+		}
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		closeListeners()
+		if opts.RaftListener != nil {
+			opts.RaftListener.Close()
+		}
+		return fmt.Errorf("dir: %w", err)
+	}
+	start := time.Now()
 	logStartup(log, cfg)
 	node, err := replication.OpenNode(opts)
 	if err != nil {
+		closeListeners()
 		// The error names the file and what is wrong with it; starting
 		// empty instead would silently lose acknowledged writes.
 		log.Error("can't load the data directory, exiting", "dir", cfg.Dir, "err", err)
@@ -160,11 +180,6 @@ func run(args []string, logOut io.Writer) error {
 			"advertised-client-addr", node.ClientAddr(), "auth", node.Mux().Mode().String())
 	}
 	cfg.LogStore = logStore
-	lns, tlsLns, err := clientListeners(cfg, log)
-	if err != nil {
-		node.Close(false)
-		return err
-	}
 	srv := server.NewNode(cfg, node, log)
 	srv.SetTLS(tlsLoader)
 	srv.SetListen(func(port int) ([]net.Listener, error) {
@@ -176,22 +191,24 @@ func run(args []string, logOut io.Writer) error {
 		// Commands other nodes forward to this one arrive on the raft port.
 		m.HandleDetached(mux.KindRESP, srv.ServeInternal)
 	}
-	metrics, err := startMetrics(cfg.MetricsAddr, srv, log)
-	if err != nil {
-		for _, ln := range append(lns, tlsLns...) {
-			ln.Close()
-		}
-		node.Close(false)
-		return fmt.Errorf("metrics-addr: %w", err)
-	}
+	metrics := startMetrics(metricsLn, srv, log)
 	errc := make(chan error, len(lns)+len(tlsLns))
 	for _, ln := range lns {
-		log.Info("Ready to accept connections", "addr", ln.Addr().String())
 		go func() { errc <- srv.Serve(ln) }()
 	}
 	for _, ln := range tlsLns {
-		log.Info("Ready to accept TLS connections", "addr", ln.Addr().String(), "tls-auth-clients", cfg.TLSAuthClients)
 		go func() { errc <- srv.ServeTLS(ln) }()
+	}
+	// "Ready to accept connections" means the node serves: at once for a
+	// single node; for a cluster member once it has joined (when asked to)
+	// and every shard has a leader (until then keys answer CLUSTERDOWN).
+	ready := func() {
+		for _, ln := range lns {
+			log.Info("Ready to accept connections", "addr", ln.Addr().String())
+		}
+		for _, ln := range tlsLns {
+			log.Info("Ready to accept TLS connections", "addr", ln.Addr().String(), "tls-auth-clients", cfg.TLSAuthClients)
+		}
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -202,8 +219,13 @@ func run(args []string, logOut io.Writer) error {
 	joined := make(chan error, 1)
 	stopJoin := make(chan struct{})
 	if node.Clustered() {
+		for _, ln := range append(lns, tlsLns...) {
+			log.Info("Accepting connections; the node is not ready until it is in the cluster and every shard has a leader",
+				"addr", ln.Addr().String())
+		}
 		go func() { joined <- startCluster(cfg, node, log, stopJoin) }()
 	} else {
+		ready()
 		log.Info("Single node ready", "node-id", node.ID(), "roles", shardRoles(node))
 	}
 	save, serveErr := true, error(nil)
@@ -225,6 +247,8 @@ func run(args []string, logOut io.Writer) error {
 			if err != nil {
 				log.Error("joining the cluster failed, shutting down", "join", cfg.Join, "err", err)
 				serveErr, done = err, true
+			} else {
+				ready()
 			}
 		}
 	}
@@ -338,17 +362,11 @@ func clientAddr(cfg config.Config) string {
 // finish at shutdown.
 const metricsShutdownGrace = 2 * time.Second
 
-// startMetrics serves srv.MetricsHandler on addr (nil, nil when addr is
-// empty). The address is bound before it returns, so a bad or busy address
-// fails the start-up.
-func startMetrics(addr string, srv *server.Server, log *slog.Logger) (*http.Server, error) {
-	if addr == "" {
-		log.Info("Metrics endpoint off (metrics-addr is empty)")
-		return nil, nil
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
+// startMetrics serves srv.MetricsHandler on ln (bound by bindPorts; nil
+// when metrics are off: it returns nil).
+func startMetrics(ln net.Listener, srv *server.Server, log *slog.Logger) *http.Server {
+	if ln == nil {
+		return nil
 	}
 	hs := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("Serving metrics", "addr", ln.Addr().String(), "endpoints", "/metrics /healthz /readyz")
@@ -357,7 +375,7 @@ func startMetrics(addr string, srv *server.Server, log *slog.Logger) (*http.Serv
 			log.Error("metrics server failed", "err", err)
 		}
 	}()
-	return hs, nil
+	return hs
 }
 
 // stopMetrics shuts the metrics server down (a no-op for nil), letting a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 
 	"streamd/config"
 	"streamd/internal/tlsconf"
@@ -29,7 +30,7 @@ func loadTLS(cfg config.Config) (*tlsconf.Loader, error) {
 func clientListeners(cfg config.Config, log *slog.Logger) (plain, secure []net.Listener, err error) {
 	if cfg.Port != 0 || cfg.TLSPort == 0 {
 		if plain, err = listen(cfg, log); err != nil {
-			return nil, nil, err
+			return nil, nil, portError("port", strconv.Itoa(cfg.Port), err)
 		}
 	}
 	if cfg.TLSPort != 0 {
@@ -39,7 +40,7 @@ func clientListeners(cfg config.Config, log *slog.Logger) (plain, secure []net.L
 			for _, ln := range plain {
 				ln.Close()
 			}
-			return nil, nil, fmt.Errorf("tls-port: %w", err)
+			return nil, nil, portError("tls-port", strconv.Itoa(cfg.TLSPort), err)
 		}
 	}
 	return plain, secure, nil

@@ -130,3 +130,24 @@ func TestVerify(t *testing.T) {
 
 // errBad is the test decoder's error.
 var errBad = errors.New("bad")
+
+// TestVerifyEmptyLogTerm: an empty wal log beside raft's term 0 (written at
+// every start, also by a node waiting to be added) is no raft state; beside
+// a term above 0 it is a lost log and refused.
+func TestVerifyEmptyLogTerm(t *testing.T) {
+	s := openT(t, t.TempDir(), WAL)
+	defer s.Close()
+	ok := func([]byte) error { return nil }
+	if err := s.SetUint64(keyCurrentTerm, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Verify(0, ok); err != nil {
+		t.Fatalf("empty log, term 0: %v", err)
+	}
+	if err := s.SetUint64(keyCurrentTerm, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Verify(0, ok); err == nil || !strings.Contains(err.Error(), "log is empty but raft state exists (term 3)") {
+		t.Fatalf("empty log, term 3: %v", err)
+	}
+}

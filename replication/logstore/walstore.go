@@ -410,8 +410,13 @@ func (s *walStore) Verify(snapIdx uint64, decode func(data []byte) error) error 
 		if snapIdx > 0 {
 			return corruptError(s.dir, "log is empty but the newest snapshot ends at entry %d (the log was lost or replaced)", snapIdx)
 		}
-		if v, _ := s.Get(keyCurrentTerm); len(v) != 0 {
-			return corruptError(s.dir, "log is empty but raft state exists: the log segments were lost (or the very first start crashed before writing anything; then remove %s)", s.dir)
+		// raft stores its term (0) at every start, also on a node that
+		// waits to be added to a cluster and never was: only a term
+		// above 0 says a leader or candidate reached it, and only then
+		// may entries have been written (replication's JOINING marker
+		// tells a node that was never sent any from a lost log).
+		if term, err := s.GetUint64(keyCurrentTerm); err != nil || term > 0 {
+			return corruptError(s.dir, "log is empty but raft state exists (term %d): the log segments were lost", term)
 		}
 		return nil
 	}
