@@ -81,6 +81,10 @@ type Config struct {
 	// SlowlogMaxLen is "slowlog-max-len": how many entries the SLOWLOG
 	// keeps (default 128).
 	SlowlogMaxLen int
+	// LatencyMonitorThreshold is "latency-monitor-threshold": commands
+	// taking at least this many milliseconds are recorded by the latency
+	// monitor (LATENCY); 0 (the default) records nothing, as in Redis.
+	LatencyMonitorThreshold int64
 	// LogFormat is "log-format": "text" (the default, log/slog's key=value
 	// lines) or "json" (one JSON object a line). Read from the file or the
 	// command line only.

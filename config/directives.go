@@ -399,6 +399,16 @@ var directives = func() []*Directive {
 			help: "SLOWLOG commands taking at least this many microseconds (0 = all, -1 = none)"},
 		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
 			doc("entries the SLOWLOG keeps"),
+		{name: "latency-monitor-threshold", get: func(c *Config) string { return strconv.FormatInt(c.LatencyMonitorThreshold, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 0, math.MaxInt64, false)
+				if err != nil {
+					return err
+				}
+				c.LatencyMonitorThreshold = n
+				return nil
+			},
+			help: "LATENCY records commands taking at least this many milliseconds (0 = off)"},
 	}
 	ps = append(ps, tlsDirectives()...)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })

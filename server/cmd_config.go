@@ -134,6 +134,7 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	}
 	s.cfgMu.Unlock()
 	s.reloadSlowlog()
+	s.latency.reload(s.config().LatencyMonitorThreshold)
 	return OK
 }
 
