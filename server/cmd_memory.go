@@ -80,8 +80,8 @@ func noteStartupMemory() {
 // memFigures are MEMORY STATS's numbers (Redis's struct redisMemOverhead).
 type memFigures struct {
 	peak, total, startup, overhead, keys, rss uint64
-	allocated, active, resident             uint64
-	dbs                                     []dbOverhead
+	allocated, active, resident               uint64
+	dbs                                       []dbOverhead
 }
 
 type dbOverhead struct {
