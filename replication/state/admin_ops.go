@@ -100,10 +100,31 @@ func (ks *Keyspace) dump(q wire.Dump, nowMs int64) (any, error) {
 	return dumpObject(o), nil
 }
 
-// randomKey answers RANDOMKEY: the first live key at or after the seed in
-// SCAN order, wrapping around once; nil when there is none.
+// randomKeyWalkMax is the largest database RANDOMKEY picks from uniformly
+// (by walking to the seed's position); in a larger one it takes the first
+// key at or after the seed's hash, which favours keys after wide gaps in
+// the SCAN order.
+const randomKeyWalkMax = 1 << 16
+
+// randomKey answers RANDOMKEY: the key at position seed mod the key count
+// in SCAN order (or, in a database of more than randomKeyWalkMax keys, the
+// first key at or after the seed's hash), the next live one if that one
+// has expired, wrapping around once; nil when there is none.
 func (ks *Keyspace) randomKey(q wire.RandomKey, nowMs int64) (any, error) {
 	d := ks.db(q.DB)
+	n := d.order.Len()
+	if n == 0 {
+		return nil, nil
+	}
+	start := scanItem{hash: q.Seed}
+	if n <= randomKeyWalkMax {
+		skip := int(q.Seed % uint64(n))
+		d.order.Ascend(func(it scanItem) bool {
+			start = it
+			skip--
+			return skip >= 0
+		})
+	}
 	var found string
 	ok := false
 	pick := func(it scanItem) bool {
@@ -113,9 +134,9 @@ func (ks *Keyspace) randomKey(q wire.RandomKey, nowMs int64) (any, error) {
 		found, ok = it.key, true
 		return false
 	}
-	d.order.AscendGreaterOrEqual(scanItem{hash: q.Seed}, pick)
+	d.order.AscendGreaterOrEqual(start, pick)
 	if !ok {
-		d.order.AscendLessThan(scanItem{hash: q.Seed}, pick)
+		d.order.AscendLessThan(start, pick)
 	}
 	if !ok {
 		return nil, nil
