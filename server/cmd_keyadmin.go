@@ -35,7 +35,7 @@ func (s *Server) keyAdminCommands() []*Command {
 	randomkey.Fanout = true
 	return []*Command{
 		row("touch", -2, rf, aclRF, 1, -1,
-			"Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", cmdTOUCH),
+			"Alters the last access time of a key(s). Returns the number of existing keys specified.", "3.2.1", s.cmdTOUCH),
 		row("expiretime", 2, rf, aclRF, 1, 1,
 			"Get the expiration Unix timestamp for a key", "7.0.0", expireTimePlanner(false)),
 		row("pexpiretime", 2, rf, aclRF, 1, 1,
@@ -53,8 +53,14 @@ func (s *Server) keyAdminCommands() []*Command {
 
 // cmdTOUCH is TOUCH key…: how many of the keys exist (a key named twice
 // counts twice); it marks them accessed (OBJECT IDLETIME).
-func cmdTOUCH(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Exists{DB: c.DB(), Names: names(args[1:])}, Format: intFormat}, nil
+func (s *Server) cmdTOUCH(c *Client, args [][]byte) (*Plan, Reply) {
+	op := wire.Exists{DB: c.DB(), Names: names(args[1:])}
+	return &Plan{Op: op, Format: func(res any, err error) Reply {
+		if n, _ := res.(int64); err == nil && n > 0 {
+			s.access.set(op.DB, op.Names, time.Now().UnixMilli())
+		}
+		return intFormat(res, err)
+	}}, nil
 }
 
 // expireTimePlanner is EXPIRETIME/PEXPIRETIME key: the deadline as a unix

@@ -1,0 +1,269 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"streamd/config"
+)
+
+// TestDumpRestoreAcrossServers: a payload from redis-server is refused by
+// streamd and one from streamd by redis-server, both with Redis's text;
+// each server restores its own payload (groups, consumers and pending
+// entries included, as XINFO STREAM FULL shows them).
+func TestDumpRestoreAcrossServers(t *testing.T) {
+	p := newDiffPair(t)
+	for _, cmd := range [][]string{
+		{"XADD", "s", "1-1", "a", "1"}, {"XADD", "s", "2-1", "b", "2"}, {"XADD", "s", "3-1", "c", "3"},
+		{"XDEL", "s", "2-1"},
+		{"XGROUP", "CREATE", "s", "g", "0"},
+		{"XREADGROUP", "GROUP", "g", "alice", "COUNT", "1", "STREAMS", "s", ">"},
+		{"XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">"},
+		{"XGROUP", "CREATE", "s", "h", "$"},
+	} {
+		p.do(cmd...)
+	}
+	dump := func(c *respConn) string {
+		t.Helper()
+		v, err := c.Do("DUMP", "s")
+		if err != nil || v.Kind != '$' || v.Nil {
+			t.Fatalf("DUMP s: %v %v", v, err)
+		}
+		return v.Str
+	}
+	redisPayload, ourPayload := dump(p.redis), dump(p.ours)
+	const wrong = "(error) ERR DUMP payload version or checksum are wrong"
+	if got := mustDo(t, p.ours, "RESTORE", "x", "0", redisPayload); got != wrong {
+		t.Errorf("streamd restoring redis's payload: %s", got)
+	}
+	if got := mustDo(t, p.redis, "RESTORE", "x", "0", ourPayload); got != wrong {
+		t.Errorf("redis restoring streamd's payload: %s", got)
+	}
+	if got := mustDo(t, p.ours, "RESTORE", "s", "0", ourPayload); got != "(error) BUSYKEY Target key name already exists." {
+		t.Errorf("RESTORE onto s: %s", got)
+	}
+	for _, side := range []struct {
+		c       *respConn
+		payload string
+	}{{p.redis, redisPayload}, {p.ours, ourPayload}} {
+		if got := mustDo(t, side.c, "RESTORE", "r", "0", side.payload); got != "+OK" {
+			t.Fatalf("RESTORE r: %s", got)
+		}
+	}
+	// The restored stream equals the original on each server, and both
+	// servers agree (idle times aside, which tick).
+	norm := func(s string) string {
+		for _, f := range []string{"seen-time", "active-time", "delivery-time"} {
+			if i := strings.Index(s, f); i >= 0 {
+				s = s[:i] // stop at the first clock field
+			}
+		}
+		return s
+	}
+	for _, c := range []*respConn{p.redis, p.ours} {
+		a, b := mustDo(t, c, "XINFO", "STREAM", "s", "FULL"), mustDo(t, c, "XINFO", "STREAM", "r", "FULL")
+		if norm(a) != norm(b) {
+			t.Errorf("restored stream differs:\n s %s\n r %s", a, b)
+		}
+	}
+	p.do("XPENDING", "r", "g", "-", "+", "10")
+	p.do("XINFO", "GROUPS", "r")
+	p.do("XRANGE", "r", "-", "+")
+	p.do("RESTORE", "r", "0", ourPayload[:len(ourPayload)-1]+"x", "REPLACE")
+	p.do("EXISTS", "r")
+}
+
+// TestObjectIdletime: the idle time grows while a key is not used, reads
+// and writes reset it, TYPE/TTL/OBJECT do not, and RESTORE IDLETIME sets
+// it; MEMORY USAGE answers a real size.
+func TestObjectIdletime(t *testing.T) {
+	srv, addr := startTestServer(t, nil)
+	c := dial(t, addr)
+	mustDo(t, c, "XADD", "s", "1-1", "f", "v")
+	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 0" {
+		t.Fatalf("OBJECT IDLETIME after XADD: %s", got)
+	}
+	// Pretend s was last accessed 50 s ago.
+	srv.access.set(0, []string{"s"}, time.Now().UnixMilli()-50_000)
+	for _, cmd := range [][]string{{"TYPE", "s"}, {"TTL", "s"}, {"EXISTS", "s"}, {"OBJECT", "ENCODING", "s"}, {"MEMORY", "USAGE", "s"}} {
+		mustDo(t, c, cmd...)
+	}
+	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 50" {
+		t.Fatalf("OBJECT IDLETIME after commands that do not touch: %s", got)
+	}
+	mustDo(t, c, "XLEN", "s")
+	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 0" {
+		t.Fatalf("OBJECT IDLETIME after XLEN: %s", got)
+	}
+	srv.access.set(0, []string{"s"}, time.Now().UnixMilli()-50_000)
+	mustDo(t, c, "TOUCH", "s")
+	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 0" {
+		t.Fatalf("OBJECT IDLETIME after TOUCH: %s", got)
+	}
+	v, err := c.Do("DUMP", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustDo(t, c, "RESTORE", "r", "0", v.Str, "IDLETIME", "1000"); got != "+OK" {
+		t.Fatalf("RESTORE IDLETIME: %s", got)
+	}
+	if got := mustDo(t, c, "OBJECT", "IDLETIME", "r"); got != "(integer) 1000" {
+		t.Fatalf("OBJECT IDLETIME after RESTORE IDLETIME 1000: %s", got)
+	}
+	// A deleted key is forgotten: re-created, it is fresh.
+	mustDo(t, c, "DEL", "r")
+	mustDo(t, c, "XADD", "r", "1-1", "f", "v")
+	if got := mustDo(t, c, "OBJECT", "IDLETIME", "r"); got != "(integer) 0" {
+		t.Fatalf("OBJECT IDLETIME of a re-created key: %s", got)
+	}
+	usage := mustDo(t, c, "MEMORY", "USAGE", "s")
+	if n, err := strconv.Atoi(strings.TrimPrefix(usage, "(integer) ")); err != nil || n < 100 {
+		t.Fatalf("MEMORY USAGE s: %s", usage)
+	}
+}
+
+// TestLatencyMonitor records samples through the dispatcher's hook and
+// reads them back with LATEST, HISTORY, GRAPH, DOCTOR and RESET.
+func TestLatencyMonitor(t *testing.T) {
+	srv, addr := startTestServer(t, func(cfg *config.Config) { cfg.LatencyMonitorThreshold = 10 })
+	c := dial(t, addr)
+	xadd, xrange := srv.cmds.get("xadd"), srv.cmds.get("xrange")
+	srv.noteLatency(xadd, 5*time.Millisecond) // under the threshold
+	if got := mustDo(t, c, "LATENCY", "LATEST"); got != "[]" {
+		t.Fatalf("LATENCY LATEST before any spike: %s", got)
+	}
+	srv.noteLatency(xadd, 30*time.Millisecond)
+	srv.noteLatency(xadd, 20*time.Millisecond) // same second: the worst stays
+	srv.noteLatency(xrange, 15*time.Millisecond)
+	latest := mustDo(t, c, "LATENCY", "LATEST")
+	now := time.Now().Unix()
+	if !strings.HasPrefix(latest, `[["command", (integer) `) ||
+		!strings.Contains(latest, `, (integer) 15, (integer) 15], ["fast-command", (integer) `) ||
+		!strings.HasSuffix(latest, ", (integer) 30, (integer) 30]]") {
+		t.Fatalf("LATENCY LATEST: %s", latest)
+	}
+	hist := mustDo(t, c, "LATENCY", "HISTORY", "fast-command")
+	row := func(ts int64) string { return "[[(integer) " + strconv.FormatInt(ts, 10) + ", (integer) 30]]" }
+	if hist != row(now) && hist != row(now-1) {
+		t.Fatalf("LATENCY HISTORY fast-command: %s", hist)
+	}
+	graph := mustDo(t, c, "LATENCY", "GRAPH", "command")
+	if !strings.Contains(graph, "command - high 15 ms, low 15 ms (all time high 15 ms)") {
+		t.Fatalf("LATENCY GRAPH: %s", graph)
+	}
+	doctor := mustDo(t, c, "LATENCY", "DOCTOR")
+	for _, want := range []string{"1. command: 1 latency spikes (average 15ms, mean deviation 0ms",
+		"2. fast-command: 1 latency spikes (average 30ms", "Worst all time event 30ms.", "I have a few advices for you"} {
+		if !strings.Contains(doctor, want) {
+			t.Errorf("LATENCY DOCTOR lacks %q: %s", want, doctor)
+		}
+	}
+	if got := mustDo(t, c, "LATENCY", "RESET", "command", "nosuch"); got != "(integer) 1" {
+		t.Fatalf("LATENCY RESET command nosuch: %s", got)
+	}
+	if got := mustDo(t, c, "LATENCY", "RESET"); got != "(integer) 1" {
+		t.Fatalf("LATENCY RESET: %s", got)
+	}
+	// CONFIG SET 0 turns it off.
+	mustDo(t, c, "CONFIG", "SET", "latency-monitor-threshold", "0")
+	srv.noteLatency(xadd, time.Second)
+	if got := mustDo(t, c, "LATENCY", "LATEST"); got != "[]" {
+		t.Fatalf("LATENCY LATEST with the monitor off: %s", got)
+	}
+}
+
+// TestLatencyGraphRender pins the sparkline against Redis's
+// sparklineRender for a known series (four rows, labels below).
+func TestLatencyGraphRender(t *testing.T) {
+	var q sparkSeq
+	for i, v := range []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120} {
+		q.add(v, agoLabel(int64(12-i)*10))
+	}
+	var b strings.Builder
+	q.render(&b, 80, 4)
+	want := "" +
+		"         _o#\n" +
+		"      _o#|||\n" +
+		"   _o#||||||\n" +
+		"_o#|||||||||\n" +
+		"            \n" +
+		"211111154321\n" +
+		"mmmmmmm00000\n" +
+		"       sssss\n"
+	if b.String() != want {
+		t.Fatalf("graph:\n%s\nwant:\n%s", b.String(), want)
+	}
+	// More samples than columns: a second block after an empty line.
+	for i := 0; i < 80; i++ {
+		q.add(5, "1s")
+	}
+	b.Reset()
+	q.render(&b, 80, 4)
+	if blocks := strings.Split(b.String(), "\n\n"); len(blocks) != 2 || !strings.HasPrefix(blocks[1], strings.Repeat(" ", 12)) {
+		t.Fatalf("two blocks expected:\n%s", b.String())
+	}
+}
+
+// TestMemoryStats checks MEMORY STATS's fields and the doctor's answer.
+func TestMemoryStats(t *testing.T) {
+	_, addr := startTestServer(t, nil)
+	c := dial(t, addr)
+	mustDo(t, c, "XADD", "s", "1-1", "f", "v")
+	mustDo(t, c, "EXPIRE", "s", "100")
+	v, err := c.Do("MEMORY", "STATS")
+	if err != nil || v.Kind != '*' {
+		t.Fatalf("MEMORY STATS: %v %v", v, err)
+	}
+	fields := map[string]Value{}
+	var names []string
+	for i := 0; i+1 < len(v.Elems); i += 2 {
+		fields[v.Elems[i].Str] = v.Elems[i+1]
+		names = append(names, v.Elems[i].Str)
+	}
+	want := "peak.allocated total.allocated startup.allocated replication.backlog clients.slaves clients.normal " +
+		"cluster.links aof.buffer lua.caches functions.caches db.0 overhead.total keys.count keys.bytes-per-key " +
+		"dataset.bytes dataset.percentage peak.percentage allocator.allocated allocator.active allocator.resident " +
+		"allocator-fragmentation.ratio allocator-fragmentation.bytes allocator.rss-ratio allocator.rss-bytes " +
+		"rss-overhead.ratio rss-overhead.bytes fragmentation fragmentation.bytes"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("MEMORY STATS fields:\n got %s\nwant %s", got, want)
+	}
+	if fields["keys.count"].Int != 1 || fields["total.allocated"].Int <= 0 ||
+		fields["peak.allocated"].Int < fields["total.allocated"].Int {
+		t.Fatalf("MEMORY STATS: %s", v)
+	}
+	if db := fields["db.0"].String(); db != `["overhead.hashtable.main", (integer) 64, "overhead.hashtable.expires", (integer) 48]` {
+		t.Fatalf("db.0: %s", db)
+	}
+	if got := mustDo(t, c, "MEMORY", "DOCTOR"); !strings.Contains(got, "Sam") {
+		t.Fatalf("MEMORY DOCTOR: %s", got)
+	}
+	if got := mustDo(t, c, "MEMORY", "MALLOC-STATS"); !strings.Contains(got, "HeapAlloc: ") {
+		t.Fatalf("MEMORY MALLOC-STATS: %s", got)
+	}
+	if got := mustDo(t, c, "ROLE"); !strings.HasPrefix(got, `["master", (integer) `) || !strings.HasSuffix(got, ", []]") {
+		t.Fatalf("ROLE: %s", got)
+	}
+}
+
+// TestMemoryDoctorReports checks the doctor's thresholds.
+func TestMemoryDoctorReports(t *testing.T) {
+	const mb = 1 << 20
+	if got := memoryDoctor(memFigures{total: mb}); !strings.HasPrefix(got, "Hi Sam, this instance is empty") {
+		t.Errorf("small: %s", got)
+	}
+	if got := memoryDoctor(memFigures{total: 100 * mb, peak: 100 * mb, allocated: 100 * mb, active: 100 * mb,
+		resident: 100 * mb, rss: 100 * mb}); !strings.HasPrefix(got, "Hi Sam, I can't find any memory issue") {
+		t.Errorf("healthy: %s", got)
+	}
+	got := memoryDoctor(memFigures{total: 100 * mb, peak: 200 * mb, allocated: 100 * mb, active: 100 * mb,
+		resident: 100 * mb, rss: 300 * mb})
+	for _, want := range []string{"Sam, I detected a few issues", " * Peak memory:", " * High total RSS:",
+		" * High process RSS overhead:", "I'm here to keep you safe, Sam."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("doctor lacks %q: %s", want, got)
+		}
+	}
+}
