@@ -267,3 +267,21 @@ func TestMemoryDoctorReports(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminCommandsClusterMode: SWAPDB and COPY to another database are
+// refused in cluster mode with Redis's texts; COPY needs both keys in one
+// slot; DUMP/RESTORE and COPY work within a slot.
+func TestAdminCommandsClusterMode(t *testing.T) {
+	_, addr := startTestServer(t, func(c *config.Config) { c.ClusterEnabled = true })
+	c := dial(t, addr)
+	runSteps(t, c, []step{
+		{[]string{"XADD", "{k}a", "1-1", "f", "v"}, `"1-1"`},
+		{[]string{"SWAPDB", "0", "1"}, "(error) ERR SWAPDB is not allowed in cluster mode"},
+		{[]string{"COPY", "{k}a", "{k}b", "DB", "1"}, "(error) ERR Copying to another database is not allowed in cluster mode"},
+		{[]string{"COPY", "{k}a", "other"}, "(error) CROSSSLOT Keys in request don't hash to the same slot"},
+		{[]string{"COPY", "{k}a", "{k}b", "DB", "0"}, "(integer) 1"},
+		{[]string{"XLEN", "{k}b"}, "(integer) 1"},
+		{[]string{"DEL", "{k}b"}, "(integer) 1"},
+		{[]string{"RANDOMKEY"}, `"{k}a"`},
+	})
+}
