@@ -68,7 +68,7 @@ func TestDumpRestoreAcrossServers(t *testing.T) {
 			t.Errorf("restored stream differs:\n s %s\n r %s", a, b)
 		}
 	}
-	p.do("XPENDING", "r", "g", "-", "+", "10")
+	p.do("XPENDING", "r", "g") // the summary: the extended form has idle times, which tick
 	p.do("XINFO", "GROUPS", "r")
 	p.do("XRANGE", "r", "-", "+")
 	p.do("RESTORE", "r", "0", ourPayload[:len(ourPayload)-1]+"x", "REPLACE")
@@ -81,26 +81,37 @@ func TestDumpRestoreAcrossServers(t *testing.T) {
 func TestObjectIdletime(t *testing.T) {
 	srv, addr := startTestServer(t, nil)
 	c := dial(t, addr)
+	// idle is OBJECT IDLETIME's answer. The checks allow any delay of
+	// the test itself: a touched key is under 50 s idle, an untouched one
+	// at least 50.
+	idle := func(key string) int64 {
+		t.Helper()
+		v, err := c.Do("OBJECT", "IDLETIME", key)
+		if err != nil || v.Kind != ':' {
+			t.Fatalf("OBJECT IDLETIME %s: %v %v", key, v, err)
+		}
+		return v.Int
+	}
 	mustDo(t, c, "XADD", "s", "1-1", "f", "v")
-	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 0" {
-		t.Fatalf("OBJECT IDLETIME after XADD: %s", got)
+	if n := idle("s"); n >= 50 {
+		t.Fatalf("OBJECT IDLETIME after XADD: %d", n)
 	}
 	// Pretend s was last accessed 50 s ago.
 	srv.access.set(0, []string{"s"}, time.Now().UnixMilli()-50_000)
 	for _, cmd := range [][]string{{"TYPE", "s"}, {"TTL", "s"}, {"EXISTS", "s"}, {"OBJECT", "ENCODING", "s"}, {"MEMORY", "USAGE", "s"}} {
 		mustDo(t, c, cmd...)
 	}
-	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 50" {
-		t.Fatalf("OBJECT IDLETIME after commands that do not touch: %s", got)
+	if n := idle("s"); n < 50 {
+		t.Fatalf("OBJECT IDLETIME after commands that do not touch: %d", n)
 	}
 	mustDo(t, c, "XLEN", "s")
-	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 0" {
-		t.Fatalf("OBJECT IDLETIME after XLEN: %s", got)
+	if n := idle("s"); n >= 50 {
+		t.Fatalf("OBJECT IDLETIME after XLEN: %d", n)
 	}
 	srv.access.set(0, []string{"s"}, time.Now().UnixMilli()-50_000)
 	mustDo(t, c, "TOUCH", "s")
-	if got := mustDo(t, c, "OBJECT", "IDLETIME", "s"); got != "(integer) 0" {
-		t.Fatalf("OBJECT IDLETIME after TOUCH: %s", got)
+	if n := idle("s"); n >= 50 {
+		t.Fatalf("OBJECT IDLETIME after TOUCH: %d", n)
 	}
 	v, err := c.Do("DUMP", "s")
 	if err != nil {
@@ -109,14 +120,14 @@ func TestObjectIdletime(t *testing.T) {
 	if got := mustDo(t, c, "RESTORE", "r", "0", v.Str, "IDLETIME", "1000"); got != "+OK" {
 		t.Fatalf("RESTORE IDLETIME: %s", got)
 	}
-	if got := mustDo(t, c, "OBJECT", "IDLETIME", "r"); got != "(integer) 1000" {
-		t.Fatalf("OBJECT IDLETIME after RESTORE IDLETIME 1000: %s", got)
+	if n := idle("r"); n < 1000 || n >= 1050 {
+		t.Fatalf("OBJECT IDLETIME after RESTORE IDLETIME 1000: %d", n)
 	}
 	// A deleted key is forgotten: re-created, it is fresh.
 	mustDo(t, c, "DEL", "r")
 	mustDo(t, c, "XADD", "r", "1-1", "f", "v")
-	if got := mustDo(t, c, "OBJECT", "IDLETIME", "r"); got != "(integer) 0" {
-		t.Fatalf("OBJECT IDLETIME of a re-created key: %s", got)
+	if n := idle("r"); n >= 50 {
+		t.Fatalf("OBJECT IDLETIME of a re-created key: %d", n)
 	}
 	usage := mustDo(t, c, "MEMORY", "USAGE", "s")
 	if n, err := strconv.Atoi(strings.TrimPrefix(usage, "(integer) ")); err != nil || n < 100 {
@@ -134,20 +145,30 @@ func TestLatencyMonitor(t *testing.T) {
 	if got := mustDo(t, c, "LATENCY", "LATEST"); got != "[]" {
 		t.Fatalf("LATENCY LATEST before any spike: %s", got)
 	}
+	before := time.Now().Unix()
 	srv.noteLatency(xadd, 30*time.Millisecond)
-	srv.noteLatency(xadd, 20*time.Millisecond) // same second: the worst stays
+	srv.noteLatency(xadd, 20*time.Millisecond) // same second (mostly): the worst is kept
 	srv.noteLatency(xrange, 15*time.Millisecond)
-	latest := mustDo(t, c, "LATENCY", "LATEST")
-	now := time.Now().Unix()
-	if !strings.HasPrefix(latest, `[["command", (integer) `) ||
-		!strings.Contains(latest, `, (integer) 15, (integer) 15], ["fast-command", (integer) `) ||
-		!strings.HasSuffix(latest, ", (integer) 30, (integer) 30]]") {
-		t.Fatalf("LATENCY LATEST: %s", latest)
+	after := time.Now().Unix()
+	latest, err := c.Do("LATENCY", "LATEST")
+	if err != nil || len(latest.Elems) != 2 {
+		t.Fatalf("LATENCY LATEST: %v %v", latest, err)
 	}
-	hist := mustDo(t, c, "LATENCY", "HISTORY", "fast-command")
-	row := func(ts int64) string { return "[[(integer) " + strconv.FormatInt(ts, 10) + ", (integer) 30]]" }
-	if hist != row(now) && hist != row(now-1) {
-		t.Fatalf("LATENCY HISTORY fast-command: %s", hist)
+	// [event, time, latest ms, max ms], events by name.
+	cmdRow, fastRow := latest.Elems[0].Elems, latest.Elems[1].Elems
+	if len(cmdRow) != 4 || cmdRow[0].Str != "command" || cmdRow[1].Int < before || cmdRow[1].Int > after ||
+		cmdRow[2].Int != 15 || cmdRow[3].Int != 15 {
+		t.Fatalf("LATENCY LATEST command: %v", latest)
+	}
+	if len(fastRow) != 4 || fastRow[0].Str != "fast-command" || (fastRow[2].Int != 30 && fastRow[2].Int != 20) || fastRow[3].Int != 30 {
+		t.Fatalf("LATENCY LATEST fast-command: %v", latest)
+	}
+	hist, err := c.Do("LATENCY", "HISTORY", "fast-command")
+	if err != nil || len(hist.Elems) == 0 || len(hist.Elems) > 2 {
+		t.Fatalf("LATENCY HISTORY fast-command: %v %v", hist, err)
+	}
+	if first := hist.Elems[0].Elems; len(first) != 2 || first[0].Int < before || first[0].Int > after || first[1].Int != 30 {
+		t.Fatalf("LATENCY HISTORY fast-command: %v", hist)
 	}
 	graph := mustDo(t, c, "LATENCY", "GRAPH", "command")
 	if !strings.Contains(graph, "command - high 15 ms, low 15 ms (all time high 15 ms)") {
@@ -155,7 +176,7 @@ func TestLatencyMonitor(t *testing.T) {
 	}
 	doctor := mustDo(t, c, "LATENCY", "DOCTOR")
 	for _, want := range []string{"1. command: 1 latency spikes (average 15ms, mean deviation 0ms",
-		"2. fast-command: 1 latency spikes (average 30ms", "Worst all time event 30ms.", "I have a few advices for you"} {
+		"2. fast-command: ", "Worst all time event 30ms.", "I have a few advices for you"} {
 		if !strings.Contains(doctor, want) {
 			t.Errorf("LATENCY DOCTOR lacks %q: %s", want, doctor)
 		}
