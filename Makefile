@@ -30,7 +30,7 @@ fmt:
 
 # The RESP fuzz targets (server/resp), each for FUZZTIME: the request
 # reader, then the reply reader; then RESTORE's payload decoder
-# (replication/state). Findings land in server/resp/testdata/fuzz.
+# (replication/state). Findings land in each package's testdata/fuzz.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./server/resp -run '^$$' -fuzz '^FuzzRequestReader$$' -fuzztime $(FUZZTIME)
