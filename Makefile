@@ -36,11 +36,13 @@ fmt:
 	gofmt -w .
 
 # The RESP fuzz targets (server/resp), each for FUZZTIME: the request
-# reader, then the reply reader. Findings land in server/resp/testdata/fuzz.
+# reader, then the reply reader; then RESTORE's payload decoder
+# (replication/state). Findings land in each package's testdata/fuzz.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./server/resp -run '^$$' -fuzz '^FuzzRequestReader$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./server/resp -run '^$$' -fuzz '^FuzzReplyReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./replication/state -run '^$$' -fuzz '^FuzzRestorePayload$$' -fuzztime $(FUZZTIME)
 
 # Go benchmarks, then streamd against redis-server under redis-benchmark
 # (bench/compare.sh prints requests/s and ratios). Tests never assert speed.

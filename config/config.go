@@ -93,6 +93,10 @@ type Config struct {
 	// the percentiles INFO latencystats reports (default "50 99 99.9"; kept
 	// as CONFIG GET writes it, LatencyPercentiles parses it).
 	LatencyTrackingInfoPercentiles string
+	// LatencyMonitorThreshold is "latency-monitor-threshold": commands
+	// taking at least this many milliseconds are recorded by the latency
+	// monitor (LATENCY); 0 (the default) records nothing, as in Redis.
+	LatencyMonitorThreshold int64
 	// LogFormat is "log-format": "text" (the default, log/slog's key=value
 	// lines) or "json" (one JSON object a line). Read from the file or the
 	// command line only.

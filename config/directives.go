@@ -415,6 +415,16 @@ var directives = func() []*Directive {
 				return nil
 			},
 			help: `the percentiles INFO latencystats reports, space-separated ("" = none)`},
+		{name: "latency-monitor-threshold", get: func(c *Config) string { return strconv.FormatInt(c.LatencyMonitorThreshold, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 0, math.MaxInt64, false)
+				if err != nil {
+					return err
+				}
+				c.LatencyMonitorThreshold = n
+				return nil
+			},
+			help: "LATENCY records commands taking at least this many milliseconds (0 = off)"},
 	}
 	ps = append(ps, tlsDirectives()...)
 	ps = append(ps, fixedDirectives()...)

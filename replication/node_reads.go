@@ -92,3 +92,17 @@ func (n *Node) ReplicasHolding(i int, index uint64) int {
 	wg.Wait()
 	return count
 }
+
+// AppliedIndexOf asks the member at raftAddr for its applied index of
+// shard i (ROLE's replica offsets); ok is false when it does not answer
+// within a second.
+func (n *Node) AppliedIndexOf(i int, raftAddr string) (index uint64, ok bool) {
+	if !n.Clustered() || i < 0 || i >= len(n.shards) {
+		return 0, false
+	}
+	resp, err := n.rpcs.call(raftAddr, rpcRequest{Op: rpcApplied, Shard: i}, time.Second)
+	if err != nil {
+		return 0, false
+	}
+	return resp.Index, true
+}

@@ -339,6 +339,23 @@ func TestClusterAdminInProcess(t *testing.T) {
 		if info["shards"] != "2" || !strings.Contains(info["shard1"], ",voters=3") {
 			t.Errorf("%s INFO replication shard lines %v", an.id, info)
 		}
+		// ROLE agrees with INFO replication.
+		role, err := c.Do("ROLE")
+		if err != nil || len(role.Elems) < 3 {
+			t.Fatalf("%s ROLE = %s, %v", an.id, role, err)
+		}
+		if leadsAll {
+			if role.Elems[0].Str != "master" || role.Elems[1].Kind != ':' || len(role.Elems[2].Elems) != 2 ||
+				len(role.Elems[2].Elems[0].Elems) != 3 {
+				t.Errorf("%s ROLE = %s", an.id, role)
+			}
+		} else if j != l0 {
+			h, p, _ := net.SplitHostPort(nodes[l0].addr)
+			if role.Elems[0].Str != "slave" || role.Elems[1].Str != h || strconv.FormatInt(role.Elems[2].Int, 10) != p ||
+				len(role.Elems) != 5 || role.Elems[3].Str != "connected" {
+				t.Errorf("%s ROLE = %s", an.id, role)
+			}
+		}
 	}
 
 	// WAIT: both followers apply the write.

@@ -135,6 +135,7 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	s.stats.LatencyTracking.Store(s.cfg.LatencyTracking)
 	s.cfgMu.Unlock()
 	s.reloadSlowlog()
+	s.latency.reload(s.config().LatencyMonitorThreshold)
 	return OK
 }
 

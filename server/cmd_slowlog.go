@@ -54,15 +54,16 @@ func (s *Server) slowlogSettings() (slowerThan int64, maxLen int) {
 func (s *Server) noteSlow(c *Client, cmd *Command, args [][]byte, d time.Duration) {
 	note := c.slow
 	c.slow = slowNote{}
-	t := s.slowlog.Threshold(s.slowlogSettings)
-	if t < 0 {
-		return
-	}
 	if note.blocked > 0 {
 		if note.notWoken {
 			return
 		}
 		d -= note.blocked
+	}
+	s.noteLatency(cmd, d)
+	t := s.slowlog.Threshold(s.slowlogSettings)
+	if t < 0 {
+		return
 	}
 	us := d.Microseconds()
 	if us < t || hasFlag(cmd, "skip_slowlog") {

@@ -15,6 +15,8 @@ func (s *Server) allCommands() []*Command {
 	all = append(all, keyspaceCommands()...)
 	all = append(all, txCommands()...)
 	all = append(all, s.slowlogCommand(), s.monitorCommand())
+	all = append(all, s.keyAdminCommands()...)
+	all = append(all, s.objectCommand(), s.memoryCommand(), s.latencyCommand(), s.roleCommand())
 	return all
 }
 

@@ -54,7 +54,18 @@ func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
 		return p.Format(all, nil)
 	case wire.Scan:
 		return p.Format(s.scanShards(c, op))
-	case wire.FlushDB, wire.FlushAll:
+	case wire.RandomKey:
+		// A random shard first, then the others in turn, until one has
+		// a key.
+		first := int(op.Seed % uint64(n))
+		for k := range n {
+			res, err := s.applyOn(c, (first+k)%n, op)
+			if err != nil || res != nil {
+				return p.Format(res, err)
+			}
+		}
+		return p.Format(nil, nil)
+	case wire.FlushDB, wire.FlushAll, wire.SwapDB:
 		for i := range n {
 			if r := s.writeOnShard(c, i, op.(wire.Command), args); r != "" {
 				return r

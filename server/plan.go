@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"streamd/replication/wire"
 	"streamd/server/router"
 )
@@ -58,6 +60,7 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 			return nil, err
 		}
 		s.trackRead(c, o.Keys())
+		s.access.touch(o, time.Now())
 		return sh.Query(o)
 	}
 	panic("server: operation is neither a wire.Command nor a wire.Query")
@@ -74,6 +77,10 @@ func (s *Server) settleWrite(op wire.Command, p pendingWrite) (any, error, wire.
 	res, err := p.Wait()
 	e := wire.EffectsOf(op, res, err)
 	s.markDirty(e)
+	if err == nil {
+		s.access.touch(op, time.Now())
+		s.access.applied(op, res, err, e)
+	}
 	return res, err, e
 }
 
@@ -114,6 +121,9 @@ func (s *Server) markDirty(e wire.Effects) {
 	for _, db := range e.FlushDBs {
 		s.dirtyWatchersDB(db)
 	}
+	for _, db := range e.SwapDBs {
+		s.dirtyWatchersDB(db)
+	}
 	if len(e.Modified) > 0 {
 		s.dirtyWatchers(e.DB, e.Modified)
 	}
@@ -137,6 +147,9 @@ func (s *Server) notify(c *Client, e wire.Effects) {
 			h.waits.SignalDB(db)
 		}
 		s.invalidateFlushBy(c)
+	}
+	for _, db := range e.SwapDBs {
+		h.waits.SignalDB(db) // Redis's scanDatabaseForReadyKeys on both
 	}
 	for _, k := range e.Ready {
 		h.waits.Signal(e.DB, k)

@@ -57,6 +57,19 @@ func TestCommandKeys(t *testing.T) {
 		{"TTL a", "a"},
 		{"PTTL a", "a"},
 		{"PERSIST a", "a"},
+		{"TOUCH a b", "a b"},
+		{"EXPIRETIME a", "a"},
+		{"PEXPIRETIME a", "a"},
+		{"COPY a b DB 0 REPLACE", "a b"},
+		{"DUMP a", "a"},
+		{"RESTORE a 0 payload REPLACE", "a"},
+		{"OBJECT ENCODING a", "a"},
+		{"OBJECT FREQ a", "a"},
+		{"OBJECT IDLETIME a", "a"},
+		{"OBJECT REFCOUNT a", "a"},
+		{"MEMORY USAGE a SAMPLES 0", "a"},
+		{"RANDOMKEY", ""},
+		{"SWAPDB 0 1", ""},
 		{"WATCH a b", "a b"},
 		{"KEYS *", ""},
 		{"SCAN 0", ""},
@@ -102,7 +115,7 @@ func TestCommandKeys(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(fanout, " "); got != "dbsize flushall flushdb keys scan" {
+	if got := strings.Join(fanout, " "); got != "dbsize flushall flushdb keys randomkey scan swapdb" {
 		t.Errorf("fan-out rows: %s", got)
 	}
 	want := fmt.Sprintf("discard=%d exec=%d multi=%d quit=%d reset=%d select=%d unwatch=%d watch=%d",

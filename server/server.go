@@ -64,6 +64,10 @@ type Server struct {
 	// keyspace holds what writes touch beyond the shard: blocked readers,
 	// WATCHers and tracking (plan.go).
 	keyspace *keyspaceHub
+	// access holds keys' last access times (OBJECT IDLETIME, access.go);
+	// latency is the latency monitor (LATENCY, cmd_latency.go).
+	access  *accessTimes
+	latency *latencyMonitor
 
 	cfgMu sync.RWMutex
 	cfg   config.Config
@@ -135,6 +139,8 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		startTime: time.Now(),
 		stats:     metrics.NewStats(),
 		keyspace:  newKeyspaceHub(),
+		access:    newAccessTimes(),
+		latency:   newLatencyMonitor(),
 
 		shutdownReq: make(chan struct{}),
 	}
@@ -149,6 +155,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		s.router = s.cluster
 	}
 	s.cmds = newCommandTable(s.allCommands())
+	noteStartupMemory()
 	s.lost = make([]chan struct{}, node.NumShards())
 	for i := range s.lost {
 		s.lost[i] = make(chan struct{})

@@ -42,6 +42,12 @@ func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.configSet(c)
 	case wire.Exec:
 		return ks.exec(c, nowMs), nil
+	case wire.Copy:
+		return ks.copyKey(c, nowMs)
+	case wire.Restore:
+		return ks.restore(c, nowMs)
+	case wire.SwapDB:
+		return ks.swapDB(c)
 	}
 	if res, err, ok := ks.applyGroupOp(cmd, nowMs); ok {
 		return res, err
@@ -80,6 +86,12 @@ func (ks *Keyspace) Query(q wire.Query, nowMs int64) (any, error) {
 		return ks.keyspaceInfo(nowMs)
 	case wire.ExpiredKeys:
 		return ks.expiredKeys(q, nowMs)
+	case wire.Dump:
+		return ks.dump(q, nowMs)
+	case wire.RandomKey:
+		return ks.randomKey(q, nowMs)
+	case wire.MemoryUsage:
+		return ks.memoryUsage(q, nowMs)
 	}
 	if res, err, ok := ks.queryGroupOp(q, nowMs); ok {
 		return res, err

@@ -242,6 +242,9 @@ func (ks *Keyspace) ttl(q wire.TTL, nowMs int64) (any, error) {
 		return int64(-1), nil
 	}
 	left := dl - nowMs
+	if q.Abs {
+		left = dl
+	}
 	if q.Millis {
 		return left, nil
 	}

@@ -104,6 +104,15 @@ const (
 	opKeyspaceInfo   opCode = 37
 	opExpiredKeys    opCode = 38
 
+	// Keyspace administration (COPY, RESTORE, SWAPDB; DUMP, RANDOMKEY,
+	// MEMORY USAGE).
+	opCopy        opCode = 39
+	opRestore     opCode = 40
+	opSwapDB      opCode = 41
+	opDump        opCode = 42
+	opRandomKey   opCode = 43
+	opMemoryUsage opCode = 44
+
 	// New codes go here, numbered on from the last one.
 )
 
@@ -121,6 +130,8 @@ var opNames = [...]string{
 	opXInfoConsumers: "XInfoConsumers", opExists: "Exists", opType: "Type",
 	opKeysMatch: "KeysMatch", opScan: "Scan", opDBSize: "DBSize", opTTL: "TTL",
 	opKeyspaceInfo: "KeyspaceInfo", opExpiredKeys: "ExpiredKeys",
+	opCopy: "Copy", opRestore: "Restore", opSwapDB: "SwapDB", opDump: "Dump",
+	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 }
 
 func (c opCode) String() string {

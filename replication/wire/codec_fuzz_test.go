@@ -55,7 +55,7 @@ func FuzzDecodeEntry(f *testing.F) {
 // FuzzDecodeOp: DecodeOp never panics and what it accepts (commands and
 // queries alike) re-encodes to the bytes it consumed.
 func FuzzDecodeOp(f *testing.F) {
-	for _, op := range sampleOps() {
+	for _, op := range allSampleOps() {
 		f.Add(AppendOp(nil, op))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -28,6 +28,15 @@ func goldenEntries() []struct {
 			queries = append(queries, op)
 		}
 	}
+	var adminCommands []Command
+	var adminQueries []Op
+	for _, op := range adminSampleOps() {
+		if c, ok := op.(Command); ok {
+			adminCommands = append(adminCommands, c)
+		} else {
+			adminQueries = append(adminQueries, op)
+		}
+	}
 	return []struct {
 		name, about string
 		entry       Entry
@@ -62,6 +71,8 @@ func goldenEntries() []struct {
 			}}},
 		{"every_op", "every command sample of codec_test.go, then an Exec of every query sample",
 			Entry{NowMs: 1700000003000, Cmds: append(commandSamples(), Exec{DB: 0, Ops: queries})}},
+		{"admin_ops", "COPY, RESTORE, SWAPDB samples of codec_admin_test.go, then an Exec of DUMP, RANDOMKEY, MEMORY USAGE, EXPIRETIME",
+			Entry{NowMs: 1700000004000, Cmds: append(adminCommands, Exec{DB: 3, Ops: adminQueries})}},
 	}
 }
 

@@ -36,9 +36,15 @@ package wire
 //	KeysMatch            db:v Pattern
 //	Scan                 db:v Cursor:u Match Count:v Type
 //	DBSize               db:v
-//	TTL                  f{Millis} Base
+//	TTL                  f{Millis,Abs} Base
 //	KeyspaceInfo         (nothing)
 //	ExpiredKeys          db:v Limit:v
+//	Copy                 f{Replace} db:v Src DstDB:v Dst
+//	Restore              f{Abs,Replace} Base TTLMs:v Payload:s
+//	SwapDB               A:v B:v
+//	Dump                 Base
+//	RandomKey            db:v Seed:u
+//	MemoryUsage          Base Samples:v
 //
 //	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1} [MaxLen:v] [MinID] [Limit:v]
 //	streams = count:u (f{New,Last} Key:s ID)*count
@@ -286,7 +292,7 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = append(dst, byte(opDBSize))
 		dst = appendInt(dst, o.DB)
 	case TTL:
-		dst = append(dst, byte(opTTL), bit(o.Millis, 1))
+		dst = append(dst, byte(opTTL), bit(o.Millis, 1)|bit(o.Abs, 2))
 		dst = appendBase(dst, o.Base)
 	case KeyspaceInfo:
 		dst = append(dst, byte(opKeyspaceInfo))
@@ -294,6 +300,33 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = append(dst, byte(opExpiredKeys))
 		dst = appendInt(dst, o.DB)
 		dst = appendInt(dst, o.Limit)
+	case Copy:
+		dst = append(dst, byte(opCopy), bit(o.Replace, 1))
+		dst = appendInt(dst, o.DB)
+		dst = appendString(dst, o.Src)
+		dst = appendInt(dst, o.DstDB)
+		dst = appendString(dst, o.Dst)
+	case Restore:
+		dst = append(dst, byte(opRestore), bit(o.Abs, 1)|bit(o.Replace, 2))
+		dst = appendBase(dst, o.Base)
+		dst = appendVarint(dst, o.TTLMs)
+		dst = binary.AppendUvarint(dst, uint64(len(o.Payload)))
+		dst = append(dst, o.Payload...)
+	case SwapDB:
+		dst = append(dst, byte(opSwapDB))
+		dst = appendInt(dst, o.A)
+		dst = appendInt(dst, o.B)
+	case Dump:
+		dst = append(dst, byte(opDump))
+		dst = appendBase(dst, o.Base)
+	case RandomKey:
+		dst = append(dst, byte(opRandomKey))
+		dst = appendInt(dst, o.DB)
+		dst = binary.AppendUvarint(dst, o.Seed)
+	case MemoryUsage:
+		dst = append(dst, byte(opMemoryUsage))
+		dst = appendBase(dst, o.Base)
+		dst = appendVarint(dst, o.Samples)
 	default:
 		panic(fmt.Sprintf("wire: AppendOp: no encoding for %T", op))
 	}
@@ -549,13 +582,39 @@ func (r *reader) opFields(code opCode) Op {
 	case opDBSize:
 		return DBSize{DB: r.int()}
 	case opTTL:
-		f := r.flags(1)
-		return TTL{Millis: f&1 != 0, Base: r.base()}
+		f := r.flags(3)
+		return TTL{Millis: f&1 != 0, Abs: f&2 != 0, Base: r.base()}
 	case opKeyspaceInfo:
 		return KeyspaceInfo{}
 	case opExpiredKeys:
 		db := r.int()
 		return ExpiredKeys{DB: db, Limit: r.int()}
+	case opCopy:
+		f := r.flags(1)
+		o := Copy{Replace: f&1 != 0, DB: r.int()}
+		o.Src = r.str()
+		o.DstDB = r.int()
+		o.Dst = r.str()
+		return o
+	case opRestore:
+		f := r.flags(3)
+		o := Restore{Abs: f&1 != 0, Replace: f&2 != 0, Base: r.base()}
+		o.TTLMs = r.varint()
+		if p := r.str(); r.err == nil {
+			o.Payload = []byte(p)
+		}
+		return o
+	case opSwapDB:
+		a := r.int()
+		return SwapDB{A: a, B: r.int()}
+	case opDump:
+		return Dump{Base: r.base()}
+	case opRandomKey:
+		db := r.int()
+		return RandomKey{DB: db, Seed: r.uvarint()}
+	case opMemoryUsage:
+		b := r.base()
+		return MemoryUsage{Base: b, Samples: r.varint()}
 	}
 	r.fail(fmt.Errorf("%w %d", ErrUnknownOp, code)) // a name in opNames without a case here
 	return nil

@@ -157,7 +157,7 @@ func TestEveryOpTypeHasACodecCase(t *testing.T) {
 	}
 	sampled := map[string]bool{}
 	codes := map[opCode]string{}
-	for _, op := range sampleOps() {
+	for _, op := range allSampleOps() {
 		name := typeName(op)
 		sampled[name] = true
 		enc := AppendOp(nil, op)
@@ -183,7 +183,7 @@ func TestEveryOpTypeHasACodecCase(t *testing.T) {
 }
 
 func TestOpRoundTrip(t *testing.T) {
-	for i, op := range sampleOps() {
+	for i, op := range allSampleOps() {
 		enc := AppendOp(nil, op)
 		trailer := []byte{0xde, 0xad}
 		got, rest, err := DecodeOp(append(enc[:len(enc):len(enc)], trailer...))

@@ -14,6 +14,9 @@ type Effects struct {
 	// FlushDBs are databases emptied by FLUSHDB; FlushAll says FLUSHALL ran.
 	FlushDBs []int
 	FlushAll bool
+	// SwapDBs are databases whose contents SWAPDB exchanged: every key in
+	// them may have changed (watchers dirtied, blocked readers woken).
+	SwapDBs []int
 	// Extra holds the effects of an EXEC's operations, each in the
 	// database it ran in (SELECT inside MULTI).
 	Extra []Effects
@@ -156,7 +159,8 @@ func (c Exec) effects(res any, e Effects) Effects {
 		// Every op of an EXEC carries its own database (SELECT inside
 		// MULTI); collect per op.
 		se := EffectsOf(sub, outs[i].Result, outs[i].Err)
-		if len(se.Modified) > 0 || len(se.Ready) > 0 || len(se.FlushDBs) > 0 || se.FlushAll {
+		if len(se.Modified) > 0 || len(se.Ready) > 0 || len(se.FlushDBs) > 0 || se.FlushAll ||
+			len(se.SwapDBs) > 0 || len(se.Extra) > 0 {
 			e.Extra = append(e.Extra, se)
 		}
 	}

@@ -58,7 +58,7 @@ func TestEffects(t *testing.T) {
 // op type decides its effects (the Command interface requires it) and
 // keeps its database.
 func TestEveryCommandHasEffects(t *testing.T) {
-	for _, op := range sampleOps() {
+	for _, op := range allSampleOps() {
 		cmd, ok := op.(Command)
 		if !ok {
 			continue

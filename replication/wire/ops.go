@@ -351,10 +351,13 @@ type Scan struct {
 // DBSize is DBSIZE. Result: int64.
 type DBSize struct{ DB int }
 
-// TTL is TTL/PTTL. Result: int64 (-2 no key, -1 no deadline, else s or ms).
+// TTL is TTL/PTTL, and EXPIRETIME/PEXPIRETIME with Abs. Result: int64 (-2
+// no key, -1 no deadline, else the time left — with Abs the deadline as a
+// unix time — in s (rounded) or ms).
 type TTL struct {
 	Base
 	Millis bool
+	Abs    bool
 }
 
 // KeyspaceInfo answers, per database, the number of keys and of keys with a

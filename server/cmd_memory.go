@@ -1,0 +1,261 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"streamd/replication/state"
+)
+
+// MEMORY USAGE / STATS / DOCTOR / MALLOC-STATS / PURGE / HELP. STATS and
+// DOCTOR give Redis's fields from the Go runtime: the allocator is Go's
+// heap (allocated = HeapAlloc, active = HeapInuse, resident = HeapSys −
+// HeapReleased), the RSS is the process's (/proc/self/statm), and the
+// per-key overheads are state's estimates. Structures streamd does not
+// have (replication backlog, AOF buffer, Lua and function caches, cluster
+// bus links) are 0.
+func (s *Server) memoryCommand() *Command {
+	sub := func(name string, arity int, flags []string, summary string, h func(*Client, [][]byte) Reply) *Command {
+		return &Command{Name: "memory|" + name, Arity: arity, Flags: flags, ACL: []string{"@slow"},
+			Summary: summary, Since: "4.0.0", Group: "server", Handler: h}
+	}
+	return &Command{
+		Name: "memory", Arity: -2, ACL: []string{"@slow"},
+		Summary: "A container for memory diagnostics commands", Since: "4.0.0", Group: "server",
+		Subcommands: []*Command{
+			{Name: "memory|usage", Arity: -3, Flags: []string{"readonly"}, FirstKey: 2, LastKey: 2, Step: 1,
+				ACL: []string{"@read", "@slow"}, Summary: "Estimate the memory usage of a key", Since: "4.0.0",
+				Group: "server", Planner: cmdMEMORYUSAGE},
+			sub("stats", 2, nil, "Show memory usage details", s.cmdMEMORYSTATS),
+			sub("doctor", 2, nil, "Outputs memory problems report", func(*Client, [][]byte) Reply {
+				return Verbatim(memoryDoctor(s.memoryFigures()))
+			}),
+			sub("malloc-stats", 2, nil, "Show allocator internal stats", cmdMEMORYMALLOCSTATS),
+			sub("purge", 2, nil, "Ask the allocator to release memory", func(*Client, [][]byte) Reply {
+				debug.FreeOSMemory()
+				return OK
+			}),
+			sub("help", 2, []string{"loading", "stale"}, "Show helpful text about the different subcommands",
+				func(*Client, [][]byte) Reply { return helpReply("MEMORY", memoryHelp...) }),
+		},
+	}
+}
+
+// memoryHelp is MEMORY HELP's text (Redis 7.0's memoryCommand).
+var memoryHelp = []string{
+	"DOCTOR",
+	"    Return memory problems reports.",
+	"MALLOC-STATS",
+	"    Return internal statistics report from the memory allocator.",
+	"PURGE",
+	"    Attempt to purge dirty pages for reclamation by the allocator.",
+	"STATS",
+	"    Return information about the memory usage of the server.",
+	"USAGE <key> [SAMPLES <count>]",
+	"    Return memory in bytes used by <key> and its value. Nested values are",
+	"    sampled up to <count> times (default: 5, 0 means sample all).",
+}
+
+// memPeak is the highest total.allocated MEMORY STATS or DOCTOR has seen
+// (Go's runtime keeps no allocation peak).
+var memPeak atomic.Uint64
+
+// memStartup is the heap allocated when the first server was made.
+var memStartup atomic.Uint64
+
+// noteStartupMemory records startup.allocated once.
+func noteStartupMemory() {
+	if memStartup.Load() == 0 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		memStartup.CompareAndSwap(0, m.HeapAlloc)
+	}
+}
+
+// memFigures are MEMORY STATS's numbers (Redis's struct redisMemOverhead).
+type memFigures struct {
+	peak, total, startup, overhead, keys, rss uint64
+	allocated, active, resident               uint64
+	dbs                                       []dbOverhead
+}
+
+type dbOverhead struct {
+	db           int
+	main, expire uint64
+}
+
+// memoryFigures reads the runtime and the keyspace.
+func (s *Server) memoryFigures() memFigures {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	f := memFigures{total: m.HeapAlloc, startup: memStartup.Load(), allocated: m.HeapAlloc,
+		active: m.HeapInuse, resident: m.HeapSys - m.HeapReleased, rss: processRSS(m.Sys)}
+	for {
+		p := memPeak.Load()
+		if f.total <= p || memPeak.CompareAndSwap(p, f.total) {
+			f.peak = max(p, f.total)
+			break
+		}
+	}
+	f.overhead = f.startup
+	if res, err := s.keyspaceInfoAll(); err == nil {
+		infos, _ := res.([]state.DBInfo)
+		for i, d := range infos {
+			if d.Keys == 0 {
+				continue
+			}
+			o := dbOverhead{db: i, main: uint64(d.Keys) * state.KeyOverhead, expire: uint64(d.Expires) * state.ExpireOverhead}
+			f.dbs = append(f.dbs, o)
+			f.overhead += o.main + o.expire
+			f.keys += uint64(d.Keys)
+		}
+	}
+	return f
+}
+
+// processRSS is the process's resident set size from /proc/self/statm,
+// or fallback where that cannot be read.
+func processRSS(fallback uint64) uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return fallback
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) < 2 {
+		return fallback
+	}
+	pages, err := strconv.ParseUint(fields[1], 10, 64)
+	if err != nil {
+		return fallback
+	}
+	return pages * uint64(os.Getpagesize())
+}
+
+// ratio is a/b as Redis's float figures (0 when b is 0).
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// cmdMEMORYSTATS is MEMORY STATS, Redis 7.2's fields in its order.
+func (s *Server) cmdMEMORYSTATS(c *Client, args [][]byte) Reply {
+	f := s.memoryFigures()
+	i := func(k string, v uint64) KV { return KV{K: BulkString(k), V: Int(int64(v))} }
+	d := func(k string, v float64) KV { return KV{K: BulkString(k), V: Double(v)} }
+	out := Map{
+		i("peak.allocated", f.peak), i("total.allocated", f.total), i("startup.allocated", f.startup),
+		i("replication.backlog", 0), i("clients.slaves", 0), i("clients.normal", 0), i("cluster.links", 0),
+		i("aof.buffer", 0), i("lua.caches", 0), i("functions.caches", 0),
+	}
+	for _, o := range f.dbs {
+		out = append(out, KV{K: BulkString("db." + strconv.Itoa(o.db)), V: Map{
+			i("overhead.hashtable.main", o.main), i("overhead.hashtable.expires", o.expire)}})
+	}
+	net := uint64(0)
+	if f.total > f.startup {
+		net = f.total - f.startup
+	}
+	var perKey, dataset uint64
+	if f.keys > 0 {
+		perKey = net / f.keys
+	}
+	if f.total > f.overhead {
+		dataset = f.total - f.overhead
+	}
+	out = append(out,
+		i("overhead.total", f.overhead), i("keys.count", f.keys), i("keys.bytes-per-key", perKey),
+		i("dataset.bytes", dataset), d("dataset.percentage", ratio(dataset*100, net)),
+		d("peak.percentage", ratio(f.total*100, f.peak)),
+		i("allocator.allocated", f.allocated), i("allocator.active", f.active), i("allocator.resident", f.resident),
+		d("allocator-fragmentation.ratio", ratio(f.active, f.allocated)),
+		i("allocator-fragmentation.bytes", f.active-min(f.active, f.allocated)),
+		d("allocator.rss-ratio", ratio(f.resident, f.active)),
+		i("allocator.rss-bytes", f.resident-min(f.resident, f.active)),
+		d("rss-overhead.ratio", ratio(f.rss, f.resident)),
+		i("rss-overhead.bytes", f.rss-min(f.rss, f.resident)),
+		d("fragmentation", ratio(f.rss, f.total)),
+		i("fragmentation.bytes", f.rss-min(f.rss, f.total)),
+	)
+	return out
+}
+
+// memoryDoctor is getMemoryDoctorReport over the runtime's figures (the
+// client-buffer and script checks do not apply: streamd has neither).
+func memoryDoctor(f memFigures) string {
+	const mb = 1 << 20
+	if f.total < 5*mb {
+		return "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used " +
+			"in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam " +
+			"and I will be back to our programming as soon as I finished rebooting.\n"
+	}
+	var b strings.Builder
+	if ratio(f.peak, f.total) > 1.5 {
+		b.WriteString(" * Peak memory: In the past this instance used more than 150% the memory that is currently using. " +
+			"The allocator is normally not able to release memory after a peak, so you can expect to see a big fragmentation " +
+			"ratio, however this is actually harmless and is only due to the memory peak, and if the Redis instance Resident " +
+			"Set Size (RSS) is currently bigger than expected, the memory will be used as soon as you fill the Redis instance " +
+			"with more data. If the memory peak was only occasional and you want to try to reclaim memory, please try the " +
+			"MEMORY PURGE command, otherwise the only other option is to shutdown and restart the instance.\n\n")
+	}
+	if ratio(f.rss, f.total) > 1.4 && f.rss-min(f.rss, f.total) > 10*mb {
+		fmt.Fprintf(&b, " * High total RSS: This instance has a memory fragmentation and RSS overhead greater than 1.4 "+
+			"(this means that the Resident Set Size of the Redis process is much larger than the sum of the logical "+
+			"allocations Redis performed). This problem is usually due either to a large peak memory (check if there is "+
+			"a peak memory entry above in the report) or may result from a workload that causes the allocator to fragment "+
+			"memory a lot. If the problem is a large peak memory, then there is no issue. Otherwise, make sure you are "+
+			"using the Jemalloc allocator and not the default libc malloc. Note: The currently used allocator is \"%s\".\n\n", "go")
+	}
+	if ratio(f.active, f.allocated) > 1.1 && f.active-min(f.active, f.allocated) > 10*mb {
+		b.WriteString(" * High allocator fragmentation: This instance has an allocator external fragmentation greater " +
+			"than 1.1. This problem is usually due either to a large peak memory (check if there is a peak memory entry " +
+			"above in the report) or may result from a workload that causes the allocator to fragment memory a lot. " +
+			"You can try enabling 'activedefrag' config option.\n\n")
+	}
+	if ratio(f.resident, f.active) > 1.1 && f.resident-min(f.resident, f.active) > 10*mb {
+		b.WriteString(" * High allocator RSS overhead: This instance has an RSS memory overhead is greater than 1.1 " +
+			"(this means that the Resident Set Size of the allocator is much larger than the sum what the allocator " +
+			"actually holds). This problem is usually due to a large peak memory (check if there is a peak memory entry " +
+			"above in the report), you can try the MEMORY PURGE command to reclaim it.\n\n")
+	}
+	if ratio(f.rss, f.resident) > 1.1 && f.rss-min(f.rss, f.resident) > 10*mb {
+		b.WriteString(" * High process RSS overhead: This instance has non-allocator RSS memory overhead is greater " +
+			"than 1.1 (this means that the Resident Set Size of the Redis process is much larger than the RSS the " +
+			"allocator holds). This problem may be due to Lua scripts or Modules.\n\n")
+	}
+	if b.Len() == 0 {
+		return "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
+	}
+	return "Sam, I detected a few issues in this Redis instance memory implants:\n\n" + b.String() +
+		"I'm here to keep you safe, Sam. I want to help you.\n"
+}
+
+// cmdMEMORYMALLOCSTATS is MEMORY MALLOC-STATS: the Go runtime's memory
+// statistics (the allocator streamd has), one "name: value" a line.
+func cmdMEMORYMALLOCSTATS(c *Client, args [][]byte) Reply {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	var b strings.Builder
+	b.WriteString("___ Begin Go runtime statistics ___\n")
+	for _, kv := range []struct {
+		k string
+		v uint64
+	}{
+		{"HeapAlloc", m.HeapAlloc}, {"HeapInuse", m.HeapInuse}, {"HeapIdle", m.HeapIdle},
+		{"HeapReleased", m.HeapReleased}, {"HeapSys", m.HeapSys}, {"HeapObjects", m.HeapObjects},
+		{"StackInuse", m.StackInuse}, {"StackSys", m.StackSys}, {"MSpanInuse", m.MSpanInuse},
+		{"MCacheInuse", m.MCacheInuse}, {"GCSys", m.GCSys}, {"OtherSys", m.OtherSys}, {"Sys", m.Sys},
+		{"TotalAlloc", m.TotalAlloc}, {"Mallocs", m.Mallocs}, {"Frees", m.Frees},
+		{"NextGC", m.NextGC}, {"NumGC", uint64(m.NumGC)}, {"PauseTotalNs", m.PauseTotalNs},
+	} {
+		fmt.Fprintf(&b, "%s: %d\n", kv.k, kv.v)
+	}
+	b.WriteString("--- End Go runtime statistics ---\n")
+	return Verbatim(b.String())
+}
