@@ -68,9 +68,11 @@ type Shard struct {
 	// clustered is set when Options.Transport was given.
 	clustered     bool
 	quorumTimeout time.Duration
-	snaps         raft.SnapshotStore
-	lead          leadership
-	reads         readCoalescer
+	// electionTimeout is raft's ElectionTimeout (LeaderUnreachable's bound).
+	electionTimeout time.Duration
+	snaps           raft.SnapshotStore
+	lead            leadership
+	reads           readCoalescer
 	// applied is the index of the last log entry whose effect the keyspace
 	// holds (last command/configuration entry applied, or the snapshot
 	// restored); written under mu's write lock. appliedMu/appliedCh

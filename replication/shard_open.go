@@ -3,11 +3,8 @@ package replication
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -57,10 +54,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	s.fsm = &fsm{s: s}
 	s.stats.lastSaveUnix = time.Now().Unix()
 	s.stats.lastSaveOK = true
-	hlog := hclog.New(&hclog.LoggerOptions{
-		Name: "raft", Level: hclog.Warn, DisableTime: true,
-		Output: slogWriter{log: opts.Logger, clustered: opts.Transport != nil},
-	})
+	hlog := newRaftLogger(opts.Logger, "raft", opts.Transport != nil)
 
 	var (
 		logs   raft.LogStore
@@ -100,6 +94,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 
 	s.snaps, s.logs = snaps, logs
 	conf := s.raftConfig(hlog)
+	s.electionTimeout = conf.ElectionTimeout
 	// Buffered and drained by the leadership goroutine at once: raft
 	// blocks on this channel.
 	notify := make(chan bool, 16)
@@ -143,13 +138,19 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	if every <= 0 {
 		every = replayProgressEvery
 	}
-	if s.clustered {
+	// A fresh log holds only the bootstrap configuration (or nothing):
+	// there is nothing to replay, so nothing to report.
+	switch {
+	case s.clustered && exists:
 		// A member replays its log once it learns what is committed
 		// (from the leader, or by winning an election): report it in
 		// the background until it has caught up.
 		go s.reportClusterReplay(every)
-	} else {
-		stop := s.reportReplay(every)
+	case !s.clustered:
+		stop := func() {}
+		if exists {
+			stop = s.reportReplay(every)
+		}
 		err := s.waitReady()
 		stop()
 		if err != nil {
@@ -305,38 +306,3 @@ func (s *Shard) raftConfig(hlog hclog.Logger) *raft.Config {
 	conf.Logger = hlog
 	return conf
 }
-
-// slogWriter turns hclog's lines (raft's logger) into slog records.
-// Raft logs routine cluster events (a follower catching up, a leadership
-// change) at WARN or ERROR; those go out at INFO so that warnings and errors
-// in streamd's log mean something needs a look.
-type slogWriter struct {
-	log       *slog.Logger
-	clustered bool
-}
-
-// routineRaftLines are raft messages about normal cluster operation.
-var routineRaftLines = []string{
-	"appendEntries rejected, sending older logs", // a follower joined or lagged
-	"peer has newer term, stopping replication",  // after an election or a transfer
-	"failed to get log, sending snapshot",        // a far-behind follower
-}
-
-// Write logs one line.
-func (w slogWriter) Write(p []byte) (int, error) {
-	line := strings.TrimSpace(string(p))
-	switch {
-	case strings.Contains(line, "heartbeat timeout reached, starting election") && !w.clustered:
-		// Expected once per start: a single voter elects itself.
-		w.log.Debug(line)
-	case slices.ContainsFunc(routineRaftLines, func(s string) bool { return strings.Contains(line, s) }):
-		w.log.Info(line)
-	case strings.Contains(line, "[ERROR]"):
-		w.log.Error(line)
-	default:
-		w.log.Warn(line)
-	}
-	return len(p), nil
-}
-
-var _ io.Writer = slogWriter{}
