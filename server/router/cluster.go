@@ -118,9 +118,9 @@ func (r *Cluster) awaitLeader(shard int) (addr string, local bool) {
 // heartbeat timer, re-armed at random between one and two heartbeat
 // timeouts, finds no contact for one: at most three heartbeat timeouts
 // after the last contact) and then routes as RouteShard does, which waits
-// for the new leader as during any election (LeaderWait). The shard's leader is polled with a
-// backoff from 5 to 50 ms. ok is false when gone is still the leader after
-// the wait: the caller answers the dial failure.
+// for the new leader as during any election (LeaderWait). The shard's
+// leader is polled with a backoff from 5 to 50 ms. ok is false when gone is
+// still the leader after the wait: the caller answers the dial failure.
 func (r *Cluster) RouteAfterDialFailure(shard, slot int, gone string, internal bool) (rt Route, ok bool) {
 	deadline := time.Now().Add(3 * r.timings().Heartbeat)
 	pause := 5 * time.Millisecond
