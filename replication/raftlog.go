@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 
 	"streamd/internal/lograte"
 )
@@ -125,6 +126,8 @@ var peerRaftLines = []string{
 	"failed to pipeline appendEntries",
 	"failed to send snapshot to",
 	"failed to install snapshot",
+	"failed to decode incoming command", // raft-net: the peer went away mid-request
+	"failed to flush response",
 }
 
 // repeatingRaftLines are WARNs raft repeats for as long as a peer is down
@@ -155,7 +158,8 @@ func peerOf(args []any) string {
 //   - raft's INFO (state changes, elections won) is DEBUG: `loglevel debug`
 //     shows them; streamd logs the leadership changes itself.
 //   - an error that is a connection this node closed ("use of closed network
-//     connection": the transport or the raft port shutting down) is DEBUG;
+//     connection", "transport shutdown": the transport or the raft port
+//     shutting down) is DEBUG;
 //   - routine cluster events (routineRaftLines) are INFO; so is the first
 //     election of a member that has never known a leader, and on the embedded
 //     single node the election it holds at every start is DEBUG;
@@ -212,9 +216,10 @@ func argError(args []any) error {
 }
 
 // isClosedConn reports an operation on a connection or listener this
-// process closed.
+// process closed, or on a transport or raft it shut down.
 func isClosedConn(err error) bool {
-	return errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "use of closed network connection")
+	return errors.Is(err, net.ErrClosed) || errors.Is(err, raft.ErrTransportShutdown) ||
+		errors.Is(err, raft.ErrRaftShutdown) || strings.Contains(err.Error(), "use of closed network connection")
 }
 
 // isNetError reports an error reaching a peer: refused, reset, timed out,

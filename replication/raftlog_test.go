@@ -34,6 +34,8 @@ func TestRaftLevel(t *testing.T) {
 		// Our own shutdown closes the connections raft-net reads.
 		{true, hclog.Error, "failed to decode incoming command", []any{"error", closedConnErr}, slog.LevelDebug},
 		{true, hclog.Error, "failed to flush response", []any{"error", fmt.Errorf("write: %w", net.ErrClosed)}, slog.LevelDebug},
+		{true, hclog.Error, "failed to decode incoming command", []any{"error", raft.ErrTransportShutdown}, slog.LevelDebug},
+		{true, hclog.Error, "failed to decode incoming command", []any{"error", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}, slog.LevelWarn},
 		// A decode error that is not a closed connection stays an ERROR.
 		{true, hclog.Error, "failed to decode incoming command", []any{"error", errors.New("msgpack: bad type")}, slog.LevelError},
 		// Routine cluster events: INFO.
