@@ -166,6 +166,25 @@ func (s *Shard) IsLeader() bool {
 	return s.lead.ready.Load() && s.raft.State() == raft.Leader
 }
 
+// LeaderUnreachable reports, on a follower of a clustered shard, that the
+// leader it knows has not been heard from for longer than two election
+// timeouts (raft's LastContact) — a follower normally drops such a leader
+// after a heartbeat timeout and elects another; "" when the leader is in
+// contact, this node leads, or no leader is known (see Leader).
+func (s *Shard) LeaderUnreachable() string {
+	if !s.clustered || s.raft.State() == raft.Leader {
+		return ""
+	}
+	id, _ := s.Leader()
+	if id == "" {
+		return ""
+	}
+	if since := time.Since(s.raft.LastContact()); since > 2*s.electionTimeout {
+		return fmt.Sprintf("no contact with its leader %s for %s", id, since.Round(time.Millisecond))
+	}
+	return ""
+}
+
 // Leader returns the shard leader's raft ID and address as this node knows
 // them ("" when unknown).
 func (s *Shard) Leader() (id, raftAddr string) {

@@ -184,8 +184,10 @@ func (n *Node) leaderChanged(i int, leader bool) {
 	}
 }
 
-// Ready returns "" when every shard is open and has a known leader, else
-// why not (naming the first shard that is not ready).
+// Ready returns "" when every shard is open and has a known leader in
+// contact (a follower that has not heard from its leader for two election
+// timeouts is not ready), else why not (naming the first shard that is not
+// ready).
 func (n *Node) Ready() string {
 	for i, s := range n.shards {
 		if s == nil {
@@ -196,6 +198,9 @@ func (n *Node) Ready() string {
 		}
 		if id, _ := s.Leader(); id == "" {
 			return fmt.Sprintf("shard %d has no leader", i)
+		}
+		if why := s.LeaderUnreachable(); why != "" {
+			return fmt.Sprintf("shard %d: %s", i, why)
 		}
 	}
 	return ""

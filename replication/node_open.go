@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"streamd/internal/mux"
@@ -107,9 +106,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 			so.Logger = o.Logger.With("shard", i)
 		}
 		if clustered {
-			hlog := hclog.New(&hclog.LoggerOptions{
-				Name: "raft-net", Level: hclog.Warn, DisableTime: true, Output: slogWriter{log: so.Logger, clustered: true},
-			})
+			hlog := newRaftLogger(so.Logger, "raft-net", true)
 			n.transports[i] = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 				Stream: n.mux.Layer(i), MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
 			})

@@ -79,9 +79,11 @@ type Shard struct {
 	// bootstrap).
 	existed       bool
 	quorumTimeout time.Duration
-	snaps         raft.SnapshotStore
-	lead          leadership
-	reads         readCoalescer
+	// electionTimeout is raft's ElectionTimeout (LeaderUnreachable's bound).
+	electionTimeout time.Duration
+	snaps           raft.SnapshotStore
+	lead            leadership
+	reads           readCoalescer
 	// applied is the index of the last log entry whose effect the keyspace
 	// holds (last command/configuration entry applied, or the snapshot
 	// restored); written under mu's write lock. appliedMu/appliedCh

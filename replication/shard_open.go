@@ -3,11 +3,8 @@ package replication
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -61,10 +58,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	s.fsm = &fsm{s: s}
 	s.stats.lastSaveUnix = time.Now().Unix()
 	s.stats.lastSaveOK = true
-	hlog := hclog.New(&hclog.LoggerOptions{
-		Name: "raft", Level: hclog.Warn, DisableTime: true,
-		Output: slogWriter{log: opts.Logger, clustered: opts.Transport != nil, repeats: lograte.New(repeatedLogEvery)},
-	})
+	hlog := newRaftLogger(opts.Logger, "raft", opts.Transport != nil)
 
 	var (
 		logs   raft.LogStore
@@ -105,6 +99,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 
 	s.snaps, s.logs = snaps, logs
 	conf := s.raftConfig(hlog)
+	s.electionTimeout = conf.ElectionTimeout
 	// Buffered and drained by the leadership goroutine at once: raft
 	// blocks on this channel.
 	notify := make(chan bool, 16)
@@ -157,13 +152,19 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	if every <= 0 {
 		every = replayProgressEvery
 	}
-	if s.clustered {
+	// A fresh log holds only the bootstrap configuration (or nothing):
+	// there is nothing to replay, so nothing to report.
+	switch {
+	case s.clustered && exists:
 		// A member replays its log once it learns what is committed
 		// (from the leader, or by winning an election): report it in
 		// the background until it has caught up.
 		go s.reportClusterReplay(every)
-	} else {
-		stop := s.reportReplay(every)
+	case !s.clustered:
+		stop := func() {}
+		if exists {
+			stop = s.reportReplay(every)
+		}
 		err := s.waitReady()
 		stop()
 		if err != nil && s.store != nil {
@@ -326,57 +327,3 @@ func (s *Shard) raftConfig(hlog hclog.Logger) *raft.Config {
 	conf.Logger = hlog
 	return conf
 }
-
-// slogWriter turns hclog's lines (raft's logger) into slog records.
-// Raft logs routine cluster events (a follower catching up, a leadership
-// change) at WARN or ERROR; those go out at INFO so that warnings and errors
-// in streamd's log mean something needs a look.
-type slogWriter struct {
-	log       *slog.Logger
-	clustered bool
-	// repeats, if set, limits the lines raft repeats while the log cannot
-	// be written (a single node re-elects itself and fails to append its
-	// first entry ~30 times a second on a full disk).
-	repeats *lograte.Limiter
-}
-
-// repeatedLogEvery is how often a repeated log write failure is logged.
-const repeatedLogEvery = 10 * time.Second
-
-// repeatedRaftLines are raft's lines about a failed log write.
-var repeatedRaftLines = []string{"failed to commit logs", "failed to append to logs"}
-
-// routineRaftLines are raft messages about normal cluster operation.
-var routineRaftLines = []string{
-	"appendEntries rejected, sending older logs", // a follower joined or lagged
-	"peer has newer term, stopping replication",  // after an election or a transfer
-	"failed to get log, sending snapshot",        // a far-behind follower
-}
-
-// Write logs one line.
-func (w slogWriter) Write(p []byte) (int, error) {
-	line := strings.TrimSpace(string(p))
-	if w.repeats != nil && slices.ContainsFunc(repeatedRaftLines, func(s string) bool { return strings.Contains(line, s) }) {
-		ok, n := w.repeats.Allow()
-		if !ok {
-			return len(p), nil
-		}
-		if n > 0 {
-			line += fmt.Sprintf(" (and %d more log write failures since the last line)", n)
-		}
-	}
-	switch {
-	case strings.Contains(line, "heartbeat timeout reached, starting election") && !w.clustered:
-		// Expected once per start: a single voter elects itself.
-		w.log.Debug(line)
-	case slices.ContainsFunc(routineRaftLines, func(s string) bool { return strings.Contains(line, s) }):
-		w.log.Info(line)
-	case strings.Contains(line, "[ERROR]"):
-		w.log.Error(line)
-	default:
-		w.log.Warn(line)
-	}
-	return len(p), nil
-}
-
-var _ io.Writer = slogWriter{}

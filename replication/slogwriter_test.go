@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"streamd/internal/lograte"
 )
 
@@ -15,12 +17,11 @@ import (
 func TestRepeatedWriteFailureLogged(t *testing.T) {
 	var out lockedBuffer
 	now := time.Unix(1000, 0)
-	w := slogWriter{log: slog.New(slog.NewTextHandler(&out, nil)),
-		repeats: lograte.NewWithClock(repeatedLogEvery, func() time.Time { return now })}
-	line := `[ERROR] raft: failed to commit logs: error="no space left on device"` + "\n"
+	l := &raftLogger{log: slog.New(slog.NewTextHandler(&out, nil)), name: "raft",
+		limits: &repeatLimits{m: map[string]*lograte.Limiter{}, now: func() time.Time { return now }}}
 	for range 5 {
-		w.Write([]byte(line))
-		w.Write([]byte("[WARN] raft: something else\n"))
+		l.Log(hclog.Error, "failed to commit logs", "error", "no space left on device")
+		l.Log(hclog.Warn, "something else")
 	}
 	if n := strings.Count(out.String(), "failed to commit logs"); n != 1 {
 		t.Fatalf("%d lines within one period, want 1:\n%s", n, out.String())
@@ -29,8 +30,8 @@ func TestRepeatedWriteFailureLogged(t *testing.T) {
 		t.Fatalf("other lines limited too: %d of 5", n)
 	}
 	now = now.Add(repeatedLogEvery)
-	w.Write([]byte(line))
-	if !strings.Contains(out.String(), "and 4 more log write failures since the last line") {
+	l.Log(hclog.Error, "failed to commit logs", "error", "no space left on device")
+	if !strings.Contains(out.String(), "repeated=4") {
 		t.Fatalf("no count of the lines left out:\n%s", out.String())
 	}
 }

@@ -151,12 +151,28 @@ func (s *Server) forwardRouted(c *Client, cmd *Command, args [][]byte, rt router
 	r, retry := s.forward(c, addr, args, kind)
 	// A read whose upstream broke, or any request the leader refused
 	// without running it (TRYAGAIN: it no longer leads the shard, or is
-	// handing it over), goes again to wherever the shard is led now.
+	// handing it over), goes again to wherever the shard is led now. A
+	// leader that cannot be reached at all (its process just died) is
+	// waited out once, as an election is: the request then goes to the
+	// new leader.
+	waited := false
 	for attempt := 0; attempt < router.MaxForwardAttempts && (retry || router.RefusedUnrun(r)); attempt++ {
-		if !retry {
-			time.Sleep(router.ForwardRetryPause) // let the new leader settle
+		var rt2 router.Route
+		if router.DialFailed(r) {
+			if waited {
+				break
+			}
+			waited = true
+			var ok bool
+			if rt2, ok = s.cluster.RouteAfterDialFailure(rt.Shard, rt.Slot, addr, c.internal); !ok {
+				break
+			}
+		} else {
+			if !retry {
+				time.Sleep(router.ForwardRetryPause) // let the new leader settle
+			}
+			rt2 = s.router.RouteShard(rt.Shard, rt.Slot, c.internal)
 		}
-		rt2 := s.router.RouteShard(rt.Shard, rt.Slot, c.internal)
 		retry = false
 		switch rt2.Kind {
 		case router.Forward:

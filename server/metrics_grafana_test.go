@@ -13,12 +13,12 @@ import (
 	"streamd/internal/metricstest"
 )
 
-// TestGrafanaDashboard checks testdata/grafana/streamd.json: valid JSON, a
+// TestGrafanaDashboard checks deploy/grafana/streamd.json: valid JSON, a
 // recent schema, a Prometheus data-source variable used by every panel, and
 // every streamd_* (and go_*/process_*) metric its expressions name present
 // in a real scrape of a durable server that ran a small workload.
 func TestGrafanaDashboard(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/grafana/streamd.json")
+	raw, err := os.ReadFile("../deploy/grafana/streamd.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,7 +204,11 @@ func (s *Server) lostChan(shard int) <-chan struct{} {
 // defaults in place of zeros.
 func (s *Server) raftTimings() router.Timings {
 	cfg := s.config()
-	t := router.Timings{Election: cfg.RaftElectionTimeout, Lease: cfg.RaftLeaseTimeout, Quorum: cfg.QuorumTimeout}
+	t := router.Timings{Election: cfg.RaftElectionTimeout, Lease: cfg.RaftLeaseTimeout, Quorum: cfg.QuorumTimeout,
+		Heartbeat: cfg.RaftHeartbeatTimeout}
+	if t.Heartbeat <= 0 {
+		t.Heartbeat = config.DefaultRaftHeartbeatTimeout
+	}
 	if t.Election <= 0 {
 		t.Election = config.DefaultRaftElectionTimeout
 	}

@@ -244,6 +244,7 @@ func run(args []string, logOut io.Writer) error {
 			log.Error("accept failed, shutting down", "err", serveErr)
 			done = true
 		case err := <-joined:
+			joined = nil // returned: nothing to wait for at shutdown
 			if err != nil {
 				log.Error("joining the cluster failed, shutting down", "join", cfg.Join, "err", err)
 				serveErr, done = err, true
@@ -253,6 +254,9 @@ func run(args []string, logOut io.Writer) error {
 		}
 	}
 	close(stopJoin) // before the node closes under the join's feet
+	if node.Clustered() && joined != nil {
+		<-joined // it logs nothing after the bye-bye line
+	}
 	stopMetrics(metrics, log)
 	return shutdown(log, srv, node, save, serveErr)
 }

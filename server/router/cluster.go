@@ -13,6 +13,9 @@ import (
 // from its configuration at each use, defaults in place of zeros).
 type Timings struct {
 	Election, Lease, Quorum time.Duration
+	// Heartbeat is raft-heartbeat-timeout: how long a follower keeps a
+	// leader it no longer hears from.
+	Heartbeat time.Duration
 }
 
 // Cluster routes over a node's shards: several shards, other nodes, or
@@ -107,6 +110,32 @@ func (r *Cluster) awaitLeader(shard int) (addr string, local bool) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// RouteAfterDialFailure routes a request for shard again after a dial to
+// its leader at gone failed (the leader's process died, or it is cut off):
+// it waits for raft to give up on that leader (a follower does when its
+// heartbeat timer, re-armed at random between one and two heartbeat
+// timeouts, finds no contact for one: at most three heartbeat timeouts
+// after the last contact) and then routes as RouteShard does, which waits
+// for the new leader as during any election (LeaderWait). The shard's
+// leader is polled with a backoff from 5 to 50 ms. ok is false when gone is
+// still the leader after the wait: the caller answers the dial failure.
+func (r *Cluster) RouteAfterDialFailure(shard, slot int, gone string, internal bool) (rt Route, ok bool) {
+	deadline := time.Now().Add(3 * r.timings().Heartbeat)
+	pause := 5 * time.Millisecond
+	for r.LeaderAddr(shard) == gone && !r.Leads(shard) {
+		if time.Now().After(deadline) {
+			return Route{}, false
+		}
+		select {
+		case <-r.done:
+			return Route{}, false
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+	return r.RouteShard(shard, slot, internal), true
 }
 
 // LeaderWait is how long a request waits for its shard to have a leader:

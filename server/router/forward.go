@@ -111,7 +111,12 @@ var errLostUpstream = errors.New("lost the connection to the shard leader")
 func (r *Cluster) Upstream(cl Client, addr string) (*Upstream, error) {
 	u := cl.Upstreams()
 	if up := u.m[addr]; up != nil {
-		return up, nil
+		if !peerClosed(up.conn) {
+			return up, nil
+		}
+		// The node closed it (it restarted, or died: the dial below
+		// then fails and the caller waits for a new leader).
+		Drop(cl, up)
 	}
 	nc, err := r.node.DialRESP(addr)
 	if err != nil {
@@ -201,11 +206,20 @@ func BrokenReply(kind FwdKind) resp.ErrorReply {
 	return resp.ErrorReply("TRYAGAIN " + errLostUpstream.Error() + "; the command was not run")
 }
 
+// dialFailedPrefix starts DialFailedReply's text.
+const dialFailedPrefix = "TRYAGAIN cannot reach the shard leader at "
+
 // DialFailedReply is the answer when the leader cannot be reached at all:
 // nothing was sent.
 func DialFailedReply(addr string, err error) resp.ErrorReply {
-	return resp.ErrorReply("TRYAGAIN cannot reach the shard leader at " + addr + ": " + err.Error() +
-		"; the command was not run")
+	return resp.ErrorReply(dialFailedPrefix + addr + ": " + err.Error() + "; the command was not run")
+}
+
+// DialFailed reports a DialFailedReply: the leader could not be reached and
+// the request was not sent (RouteAfterDialFailure waits for a new one).
+func DialFailed(r resp.Reply) bool {
+	e, ok := r.(resp.ErrorReply)
+	return ok && strings.HasPrefix(string(e), dialFailedPrefix)
 }
 
 // Forward sends one non-blocking request to the node at addr and returns

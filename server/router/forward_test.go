@@ -33,6 +33,10 @@ func TestForwardReplies(t *testing.T) {
 	if got := DialFailedReply("h:1", errors.New("refused")); got != "TRYAGAIN cannot reach the shard leader at h:1: refused; the command was not run" {
 		t.Errorf("DialFailedReply = %q", got)
 	}
+	if !DialFailed(DialFailedReply("h:1", errors.New("refused"))) || DialFailed(BrokenReply(FwdRead)) ||
+		DialFailed(resp.ErrorReply("TRYAGAIN leadership of the shard is being transferred; the write was not applied")) {
+		t.Error("DialFailed")
+	}
 	if !RefusedUnrun(resp.ErrorReply("TRYAGAIN x")) || RefusedUnrun(resp.ErrorReply("TRYAGAINx")) || RefusedUnrun(Raw("+OK\r\n")) {
 		t.Error("RefusedUnrun")
 	}
