@@ -53,6 +53,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		entries[i] = e
 	}
 	var n int64
+	aclChanged := false
 	f.s.mu.Lock()
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
@@ -64,6 +65,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			r, err := f.s.ks.Apply(cmd, e.NowMs)
 			res[j] = wire.Outcome{Result: r, Err: err}
 			n += commandChanges(cmd)
+			aclChanged = aclChanged || wire.IsACL(cmd)
 		}
 		out[i] = res
 	}
@@ -72,6 +74,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	}
 	f.s.mu.Unlock()
 	f.changes.Add(n)
+	if aclChanged {
+		f.s.aclChanged()
+	}
 	return out
 }
 
@@ -117,6 +122,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.s.ks = ks
 	f.s.noteApplied(index)
 	f.s.mu.Unlock()
+	f.s.aclChanged()
 	return nil
 }
 

@@ -81,6 +81,12 @@ type Shard struct {
 	appliedWaiters atomic.Int32
 	// logs is raft's log store (WaitApplied reads entry types from it).
 	logs raft.LogStore
+
+	// aclVersion changes when the ACL users may have changed; aclHooks
+	// are told (shard_acl.go).
+	aclVersion atomic.Uint64
+	aclHookMu  sync.Mutex
+	aclHooks   []func()
 }
 
 // shardStats holds what Stats reports.

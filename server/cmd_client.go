@@ -12,7 +12,12 @@ import (
 // clientCommand is the CLIENT container and its subcommands.
 func clientCommand() *Command {
 	sub := func(name string, arity int, flags []string, summary, since string, h func(*Client, [][]byte) Reply) *Command {
-		return &Command{Name: "client|" + name, Arity: arity, Flags: flags, ACL: []string{"@slow", "@connection"},
+		// Redis adds @admin and @dangerous to every "admin" command.
+		acl := []string{"@slow", "@connection"}
+		if len(flags) > 0 && flags[0] == "admin" {
+			acl = []string{"@admin", "@slow", "@dangerous", "@connection"}
+		}
+		return &Command{Name: "client|" + name, Arity: arity, Flags: flags, ACL: acl,
 			Summary: summary, Since: since, Group: "connection", Handler: h}
 	}
 	ls := []string{"noscript", "loading", "stale"}

@@ -13,8 +13,13 @@ import (
 // configCommand is CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
 func (s *Server) configCommand() *Command {
 	sub := func(name string, arity int, flags []string, summary, since string, h func(*Client, [][]byte) Reply) *Command {
+		// Redis adds @admin and @dangerous to every "admin" command.
+		acl := []string{"@slow"}
+		if len(flags) > 0 && flags[0] == "admin" {
+			acl = []string{"@admin", "@slow", "@dangerous"}
+		}
 		return &Command{Name: "config|" + name, Arity: arity, Flags: flags,
-			ACL: []string{"@admin", "@slow", "@dangerous"}, Summary: summary, Since: since, Group: "server", Handler: h}
+			ACL: acl, Summary: summary, Since: since, Group: "server", Handler: h}
 	}
 	admin := []string{"admin", "noscript", "loading", "stale"}
 	return &Command{

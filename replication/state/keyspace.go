@@ -60,6 +60,8 @@ type Keyspace struct {
 	nodeMaxBytes int64
 	// lastNow is the greatest time a write was applied at (see clock.go).
 	lastNow int64
+	// acl is the ACL users, sorted by name (acl.go).
+	acl []wire.ACLUser
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.

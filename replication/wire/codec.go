@@ -104,6 +104,11 @@ const (
 	opKeyspaceInfo   opCode = 37
 	opExpiredKeys    opCode = 38
 
+	// ACL users (commands).
+	opACLSetUser opCode = 39
+	opACLDelUser opCode = 40
+	opACLLoad    opCode = 41
+
 	// New codes go here, numbered on from the last one.
 )
 
@@ -121,6 +126,7 @@ var opNames = [...]string{
 	opXInfoConsumers: "XInfoConsumers", opExists: "Exists", opType: "Type",
 	opKeysMatch: "KeysMatch", opScan: "Scan", opDBSize: "DBSize", opTTL: "TTL",
 	opKeyspaceInfo: "KeyspaceInfo", opExpiredKeys: "ExpiredKeys",
+	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
 }
 
 func (c opCode) String() string {

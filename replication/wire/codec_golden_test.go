@@ -28,6 +28,16 @@ func goldenEntries() []struct {
 			queries = append(queries, op)
 		}
 	}
+	// every_op was pinned before the ACL ops existed: it keeps the
+	// commands of that time; acl_ops pins the ACL ones.
+	var frozen, aclOps []Command
+	for _, c := range commandSamples() {
+		if IsACL(c) {
+			aclOps = append(aclOps, c)
+		} else {
+			frozen = append(frozen, c)
+		}
+	}
 	return []struct {
 		name, about string
 		entry       Entry
@@ -61,7 +71,9 @@ func goldenEntries() []struct {
 				Expired{DB: 0, Names: []string{"old:1", "old:2"}},
 			}}},
 		{"every_op", "every command sample of codec_test.go, then an Exec of every query sample",
-			Entry{NowMs: 1700000003000, Cmds: append(commandSamples(), Exec{DB: 0, Ops: queries})}},
+			Entry{NowMs: 1700000003000, Cmds: append(frozen, Exec{DB: 0, Ops: queries})}},
+		{"acl_ops", "ACL SETUSER (appended, replaced), DELUSER, LOAD (users, none)",
+			Entry{NowMs: 1700000004000, Cmds: aclOps}},
 	}
 }
 
