@@ -382,6 +382,11 @@ var directives = func() []*Directive {
 			help: "SLOWLOG commands taking at least this many microseconds (0 = all, -1 = none)"},
 		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
 			doc("entries the SLOWLOG keeps"),
+		{name: "aclfile", get: func(c *Config) string { return c.ACLFile },
+			set: func(c *Config, v string) error { c.ACLFile = v; return nil }, immutable: true, quoted: true,
+			help: `file of ACL users (ACL LOAD/SAVE; loaded at start-up; not with "user" lines)`},
+		intParam("acllog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.ACLLogMaxLen }, false).
+			doc("entries ACL LOG keeps"),
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	return ps
