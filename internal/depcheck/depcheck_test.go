@@ -4,7 +4,7 @@
 // replication/state → groups → pel → streams, the leaves (config,
 // replication/wire, replication/logstore, server/resp, server/observe,
 // server/tracking, server/info, server/clients, server/xargs, server/cmdinfo, internal/mux,
-// internal/keywait, internal/glob) import no layer above them, config is
+// internal/keywait, internal/glob, internal/acl) import no layer above them, config is
 // imported only by cmd/streamd and server, and
 // the engine packages stay pure (no clock, no
 // randomness, no network/Raft/metrics libraries).
@@ -59,6 +59,7 @@ var leaves = map[string][]string{
 	"internal/mux":         nil,
 	"internal/keywait":     nil,
 	"internal/glob":        nil,
+	"internal/acl":         {"internal/glob"}, // ACL users: rules, checks, aclfile, ACL LOG
 	"internal/depcheck":    nil,
 	"internal/testutil":    nil,
 	"internal/metricstest": nil,
