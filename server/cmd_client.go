@@ -123,6 +123,7 @@ func (c *Client) info(now time.Time) clients.Info {
 	}
 	c.mu.Unlock()
 	i.ID, i.Addr, i.LAddr, i.FD = c.id, c.addr, c.laddr, connFD(c.nc)
+	i.User = c.userName()
 	i.Age = now.Sub(c.createdAt)
 	i.Multi, i.Blocked = c.inMulti(), c.isBlocked()
 	i.DB, i.Resp = c.DB(), c.Proto()
@@ -164,12 +165,15 @@ func cmdCLIENTKILL(c *Client, args [][]byte) Reply {
 	if r != nil {
 		return r
 	}
+	if f.User != "" && s.aclNow().users.Get(f.User) == nil {
+		return ErrorReply("ERR No such user '" + f.User + "'")
+	}
 	killed := 0
 	now := time.Now()
 	for _, o := range s.clientList() {
 		// The filters read the fields fixed at accept only (see
 		// KillFilter.Match): no other client's locks are taken.
-		addrs := clients.Info{ID: o.id, Addr: o.addr, LAddr: o.laddr, Age: now.Sub(o.createdAt)}
+		addrs := clients.Info{ID: o.id, Addr: o.addr, LAddr: o.laddr, Age: now.Sub(o.createdAt), User: o.userName()}
 		if (f.SkipMe && o == c) || !f.Match(addrs) {
 			continue
 		}

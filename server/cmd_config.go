@@ -107,6 +107,15 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 		}
 	}
 	for _, ch := range changes {
+		if ch.p.Name() == "requirepass" {
+			// The default user's password (Redis's
+			// ACLUpdateDefaultUserPassword), through shard 0's log.
+			if r := s.setRequirePass(c, ch.p.Get(&next)); r != "" {
+				return configSetError(ch.p.Name(), string(r))
+			}
+		}
+	}
+	for _, ch := range changes {
 		apply := applyConfig[ch.p.Name()]
 		if apply == nil {
 			continue
@@ -125,6 +134,7 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	}
 	s.cfgMu.Unlock()
 	s.reloadSlowlog()
+	s.acl.log.SetMaxLen(s.config().ACLLogMaxLen)
 	return OK
 }
 

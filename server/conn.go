@@ -89,6 +89,9 @@ type Client struct {
 	// slow is the running command's blocked time, for SLOWLOG
 	// (cmd_slowlog.go); the connection goroutine's.
 	slow slowNote
+
+	// acl is the client's ACL user and its cached rules (acl.go).
+	acl clientACL
 }
 
 // lastWrite is where a client's last write went: the shard and the log

@@ -170,6 +170,10 @@ func (s *Server) runOnShard(c *Client, args [][]byte) {
 		c.reply(rej)
 		return
 	}
+	if d := s.aclCheck(c, cmd, inner); d != nil {
+		c.reply(s.aclDenied(c, d, aclCtxTop))
+		return
+	}
 	if !s.router.Leads(i) {
 		c.reply(router.NotLeaderReply(s.router.Leader(i)))
 		return

@@ -95,6 +95,9 @@ type Server struct {
 	// (cmd_slowlog.go, cmd_monitor.go).
 	slowlog  observe.SlowLog
 	monitors observe.Monitors
+
+	// acl is the ACL users' machinery (acl.go).
+	acl aclState
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and
@@ -134,6 +137,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		s.router = s.cluster
 	}
 	s.cmds = newCommandTable(s.allCommands())
+	s.initACL()
 	s.lost = make([]chan struct{}, node.NumShards())
 	for i := range s.lost {
 		s.lost[i] = make(chan struct{})
@@ -144,11 +148,15 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 			if leader {
 				go s.engineFromConfig(i)
 			}
+			if leader && i == 0 {
+				go s.aclFromConfig()
+			}
 		})
 	} else {
 		for i := range node.NumShards() {
 			s.engineFromConfig(i)
 		}
+		s.aclFromConfig()
 	}
 	return s
 }
@@ -197,8 +205,9 @@ func (s *Server) raftTimings() router.Timings {
 
 // ServeInternal serves a RESP connection from another node (handed over by
 // the raft port's mux, where cmd/streamd registers it for mux.KindRESP):
-// authenticated, as the raft port is trusted, and never forwarded again nor
-// answered MOVED. It is not counted against maxclients and ends with the
+// never forwarded again nor answered MOVED. It starts with no ACL rights
+// at all: the forwarding node names its client's user first
+// (STREAMD.AUTHAS), and every command runs as that user. It is not counted against maxclients and ends with the
 // server.
 func (s *Server) ServeInternal(nc net.Conn) {
 	s.mu.Lock()
@@ -323,7 +332,8 @@ func (s *Server) accept(nc net.Conn) {
 		return
 	default:
 	}
-	c := newClient(s, nc, s.nextClientID.Add(1), cfg.RequirePass == "")
+	c := newClient(s, nc, s.nextClientID.Add(1), s.defaultAuthed())
+	c.setUser("default")
 	c.reqs = make(chan []request, reqQueue)
 	s.clients[c.id] = c
 	s.wg.Add(1)
