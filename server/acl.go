@@ -247,10 +247,17 @@ const (
 	aclCtxMulti = "multi"
 )
 
+// errNoUserNamed answers a connection from another node that has not
+// named its client's user (STREAMD.AUTHAS): it may run nothing.
+const errNoUserNamed = ErrorReply("NOPERM this connection from another node has not named its client's user")
+
 // aclDenied records a denial in ACL LOG and returns the NOPERM reply.
 func (s *Server) aclDenied(c *Client, d *acl.Denial, context string) ErrorReply {
 	user := c.userName()
 	s.aclLogAdd(c, acl.LogEntry{Reason: d.Reason.String(), Context: context, Object: d.Object, Username: user})
+	if user == "" {
+		return errNoUserNamed
+	}
 	return ErrorReply(d.NoPerm(user))
 }
 
