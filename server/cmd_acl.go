@@ -112,11 +112,16 @@ func (s *Server) cmdACLGETUSER(c *Client, args [][]byte) Reply {
 	return fieldsReply(u.GetUser())
 }
 
-// fieldsReply renders the engine's fields as a map.
+// fieldsReply renders the engine's fields as a map (GETUSER's flags as
+// a set, as Redis replies them).
 func fieldsReply(fs []acl.Field) Reply {
 	m := make(Map, len(fs))
 	for i, f := range fs {
-		m[i] = KV{K: BulkString(f.Name), V: fieldValue(f.Value)}
+		v := fieldValue(f.Value)
+		if a, ok := v.(Array); ok && f.Name == "flags" {
+			v = Set(a)
+		}
+		m[i] = KV{K: BulkString(f.Name), V: v}
 	}
 	return m
 }

@@ -76,7 +76,14 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 	// redirection and MULTI queuing; a denial makes a pending EXEC fail).
 	if d := s.aclCheck(c, cmd, args); d != nil {
 		pl.drain()
-		s.reject(c, cmd, s.aclDenied(c, d, aclContext(c)))
+		r := s.aclDenied(c, d, aclContext(c))
+		if cmd.Control == ctlExec {
+			// Redis's rejectCommand → execCommandAbort.
+			s.discardMulti(c)
+			s.unwatchAll(c)
+			r = ErrorReply("EXECABORT Transaction discarded because of: " + string(r))
+		}
+		s.reject(c, cmd, r)
 		return
 	}
 	// A monitoring client may not touch the keyspace (cmd_monitor.go).
