@@ -219,3 +219,32 @@ func TestACLFileLoadSave(t *testing.T) {
 
 // aclHash is acl.HashPassword.
 func aclHash(p string) string { return acl.HashPassword(p) }
+
+// TestACLCheckHotPath: for a "+@all ~*" user (the default) the dispatcher's
+// check allocates nothing and calls no engine check; a restricted user's
+// check is still exact.
+func TestACLCheckHotPath(t *testing.T) {
+	srv, _ := startTestServer(t, nil)
+	c := &Client{srv: srv}
+	c.setUser("default")
+	cmd := srv.cmds.get("xadd")
+	args := [][]byte{[]byte("XADD"), []byte("orders"), []byte("*"), []byte("f"), []byte("v")}
+	if d := srv.aclCheck(c, cmd, args); d != nil {
+		t.Fatalf("default user denied: %+v", d)
+	}
+	if n := testing.AllocsPerRun(1000, func() { srv.aclCheck(c, cmd, args) }); n != 0 {
+		t.Errorf("aclCheck for +@all ~* allocates %v times per call", n)
+	}
+	if !c.acl.all {
+		t.Error("the default user is not recognised as unrestricted")
+	}
+	for _, rules := range [][]string{{"on", "~*", "+@all", "-xdel"}, {"on", "%R~*", "+@all"}, {"on", "~*", "+@stream"}, {"on", "~a*", "+@all"}} {
+		users := srv.aclNow().users.Clone()
+		if err := users.SetUser("u", rules); err != nil {
+			t.Fatal(err)
+		}
+		if allowsAll(users.Get("u")) {
+			t.Errorf("%v counted as unrestricted", rules)
+		}
+	}
+}

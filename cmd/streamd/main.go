@@ -166,6 +166,16 @@ func run(args []string, logOut io.Writer) error {
 		return err
 	}
 	srv := server.NewNode(cfg, node, log)
+	if err := srv.CheckACLConfig(); err != nil {
+		// A bad "user" line or aclfile: Redis refuses to start too.
+		log.Error("bad ACL configuration, exiting", "err", err)
+		srv.Close()
+		for _, ln := range lns {
+			ln.Close()
+		}
+		node.Close(false)
+		return err
+	}
 	if m := node.Mux(); m != nil {
 		// Commands other nodes forward to this one arrive on the raft port.
 		m.HandleDetached(mux.KindRESP, srv.ServeInternal)
