@@ -137,6 +137,7 @@ func (s *Server) rebuildACL() *aclView {
 	s.acl.mu.Lock()
 	defer s.acl.mu.Unlock()
 	users := acl.NewUsers(s.acl.catalog)
+	heldDefault := false
 	if sh := s.node.Shard(0); sh != nil {
 		held, ver := sh.ACLUsers()
 		if ver == s.acl.stateVer && s.acl.view.Load() != nil {
@@ -144,6 +145,7 @@ func (s *Server) rebuildACL() *aclView {
 		}
 		s.acl.stateVer = ver
 		for _, u := range held {
+			heldDefault = heldDefault || u.Name == "default"
 			if err := users.SetUser(u.Name, u.Rules); err != nil {
 				// The server validated the rules before proposing
 				// them; a rule this build refuses leaves the user as
@@ -151,6 +153,12 @@ func (s *Server) rebuildACL() *aclView {
 				s.log.Warn("ACL user rules refused", "user", u.Name, "err", err)
 			}
 		}
+	}
+	if pw := s.config().RequirePass; pw != "" && !heldDefault {
+		// requirepass protects this node from the start, before the
+		// state (a follower still catching up, a single node before
+		// aclFromConfig) holds the default user's password.
+		users.SetUser("default", requirePassRules(pw))
 	}
 	nobodies := acl.NewUsers(s.acl.catalog)
 	nobodies.SetUser("nobody", []string{"reset"})

@@ -239,8 +239,13 @@ func (s *Server) aclFromConfig() {
 		}
 	}
 	if pass != nil {
+		// Compared with what the state holds (the view applies
+		// requirepass locally while the state has no default user).
+		held, _ := sh.ACLUsers()
+		inState := slices.ContainsFunc(held, func(u wire.ACLUser) bool { return u.Name == "default" })
 		d := s.aclNow().users.Get("default")
-		if d == nil || d.NoPass() || len(d.Passwords()) != 1 || d.Passwords()[0] != acl.HashPassword(s.config().RequirePass) {
+		if !inState || d == nil || d.NoPass() || len(d.Passwords()) != 1 ||
+			d.Passwords()[0] != acl.HashPassword(s.config().RequirePass) {
 			propose(wire.ACLSetUser{Name: "default", Rules: pass})
 		}
 	}

@@ -156,7 +156,7 @@ func TestACLRequirePass(t *testing.T) {
 		{[]string{"PING"}, "(error) NOAUTH Authentication required."},
 		{[]string{"AUTH", "wrong"}, "(error) WRONGPASS invalid username-password pair or user is disabled."},
 		{[]string{"HELLO", "3", "AUTH", "default", "s3cret"}, `map{"server": "redis", "version": "7.2.4", "proto": (integer) 3, "id": (integer) 1, "mode": "standalone", "role": "master", "modules": []}`},
-		{[]string{"ACL", "GETUSER", "default"}, `map{"flags": ["on", "sanitize-payload"], "passwords": ["` + hashHex("s3cret") + `"], "commands": "+@all", "keys": "~*", "channels": "&*", "selectors": []}`},
+		{[]string{"ACL", "GETUSER", "default"}, `map{"flags": set{"on", "sanitize-payload"}, "passwords": ["` + hashHex("s3cret") + `"], "commands": "+@all", "keys": "~*", "channels": "&*", "selectors": []}`},
 		{[]string{"CONFIG", "GET", "requirepass"}, `map{"requirepass": "s3cret"}`},
 		{[]string{"CONFIG", "SET", "requirepass", "other"}, "+OK"},
 		{[]string{"CONFIG", "GET", "requirepass"}, `map{"requirepass": "other"}`},
