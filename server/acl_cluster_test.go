@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 )
 
@@ -99,4 +100,35 @@ func TestClusterACLUsers(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestClusterRequirePass: requirepass configured on one node only (the
+// first, which bootstraps and leads shard 0) becomes the default user's
+// password on every node through the log; a node whose own configuration
+// sets requirepass is protected from the start, before the state reaches
+// it.
+func TestClusterRequirePass(t *testing.T) {
+	nodes := startClusterWith(t, 3, 1, false, func(i int, cfg *config.Config) {
+		if i == 0 || i == 2 {
+			cfg.RequirePass = "s3cret"
+		}
+	})
+	for _, cn := range nodes {
+		c := dial(t, cn.addr)
+		testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+			v, err := c.Do("PING")
+			if err != nil {
+				return err
+			}
+			if v.String() != "(error) NOAUTH Authentication required." {
+				return fmt.Errorf("%s: PING without AUTH = %s", cn.id, v)
+			}
+			return nil
+		})
+		runSteps(t, c, []step{
+			{[]string{"AUTH", "wrong"}, "(error) WRONGPASS invalid username-password pair or user is disabled."},
+			{[]string{"AUTH", "s3cret"}, "+OK"},
+			{[]string{"XLEN", "s"}, "(integer) 0"},
+		})
+	}
 }
