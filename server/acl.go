@@ -47,6 +47,10 @@ type aclState struct {
 	// LOAD, requirepass), so each is validated against the users the
 	// previous one left.
 	changeMu sync.Mutex
+	// configApplied is set once the configuration's users were applied
+	// (the first time this process led shard 0): a later leadership does
+	// not apply them again over the users changed since.
+	configApplied bool
 }
 
 // clientACL is a client's ACL state. name is read by other goroutines

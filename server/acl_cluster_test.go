@@ -3,6 +3,8 @@ package server
 import (
 	"bufio"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,8 +94,30 @@ func TestClusterACLUsers(t *testing.T) {
 	}
 	runSteps(t, b, []step{{[]string{"XLEN", "orders"}, "(integer) 2"}})
 
-	// Deleting the user closes its connections on every node.
+	// Deleting the user closes its connections on every node, a blocked
+	// XREADGROUP forwarded from a follower included.
+	runSteps(t, b, []step{{[]string{"XGROUP", "CREATE", "orders", "g2", "$"}, "+OK"}})
+	blk := dial(t, fs[1].addr)
+	runSteps(t, blk, []step{{[]string{"AUTH", "app", "pw"}, "+OK"}})
+	if err := blk.Send("XREADGROUP", "GROUP", "g2", "c", "BLOCK", "0", "STREAMS", "orders", ">"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if n := lead.srv.stats.BlockedClients.Load(); n != 1 {
+			return fmt.Errorf("%d clients blocked on the leader", n)
+		}
+		return nil
+	})
 	runSteps(t, a, []step{{[]string{"ACL", "DELUSER", "app"}, "(integer) 1"}})
+	if v, err := blk.Receive(10 * time.Second); err == nil {
+		t.Fatalf("the deleted user's blocked XREADGROUP got %s, want its connection closed", v)
+	}
+	testutil.Eventually(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if n := lead.srv.stats.BlockedClients.Load(); n != 0 {
+			return fmt.Errorf("%d clients still blocked on the leader", n)
+		}
+		return nil
+	})
 	testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
 		if _, err := b.Do("PING"); err == nil {
 			return fmt.Errorf("%s: the deleted user's connection is open", fs[1].id)
@@ -130,5 +154,48 @@ func TestClusterRequirePass(t *testing.T) {
 			{[]string{"AUTH", "s3cret"}, "+OK"},
 			{[]string{"XLEN", "s"}, "(integer) 0"},
 		})
+	}
+}
+
+// TestClusterACLLoad: ACL LOAD on a follower reads that node's aclfile and
+// replaces the users on every node (through shard 0's leader); ACL SAVE
+// writes the node's users to its own file.
+func TestClusterACLLoad(t *testing.T) {
+	dir := t.TempDir()
+	file := func(i int) string { return filepath.Join(dir, fmt.Sprintf("n%d.acl", i+1)) }
+	for i := range 3 {
+		os.WriteFile(file(i), nil, 0o600)
+	}
+	nodes := startClusterWith(t, 3, 1, false, func(i int, cfg *config.Config) { cfg.ACLFile = file(i) })
+	f := followersOf(nodes, 0)[0]
+	fi := 0
+	for i, cn := range nodes {
+		if cn == f {
+			fi = i
+		}
+	}
+	os.WriteFile(file(fi), []byte("user loaded on >lp ~* +@read\n"), 0o600)
+	c := dial(t, f.addr)
+	runSteps(t, c, []step{
+		{[]string{"ACL", "LOAD"}, "+OK"},
+		{[]string{"ACL", "USERS"}, `["default", "loaded"]`},
+		{[]string{"ACL", "SAVE"}, "+OK"},
+	})
+	for _, cn := range nodes {
+		d := dial(t, cn.addr)
+		testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+			v, err := d.Do("AUTH", "loaded", "lp")
+			if err != nil {
+				return err
+			}
+			if v.String() != "+OK" {
+				return fmt.Errorf("%s: AUTH loaded = %s", cn.id, v)
+			}
+			return nil
+		})
+	}
+	saved, _ := os.ReadFile(file(fi))
+	if !strings.Contains(string(saved), "user loaded on sanitize-payload #") {
+		t.Errorf("ACL SAVE wrote:\n%s", saved)
 	}
 }

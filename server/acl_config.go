@@ -202,7 +202,9 @@ func (s *Server) CheckACLConfig() error {
 }
 
 // aclFromConfig proposes to shard 0 (led here) the users the
-// configuration asks for that the state does not hold yet.
+// configuration asks for that the state does not hold yet, once per
+// process: the first time this node leads shard 0 (as Redis reads its
+// configuration's users at start-up only).
 func (s *Server) aclFromConfig() {
 	sh := s.node.Shard(0)
 	if sh == nil {
@@ -215,10 +217,16 @@ func (s *Server) aclFromConfig() {
 	}
 	s.acl.changeMu.Lock()
 	defer s.acl.changeMu.Unlock()
+	if s.acl.configApplied {
+		return
+	}
 	s.rebuildACL()
+	failed := false
+	defer func() { s.acl.configApplied = !failed }()
 	propose := func(op wire.Command) bool {
 		if _, err := sh.Propose(op); err != nil {
 			s.log.Warn("could not apply the configured ACL users", "err", err)
+			failed = true
 			return false
 		}
 		s.aclStateChanged(nil)
