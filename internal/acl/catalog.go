@@ -1,8 +1,3 @@
-// Package acl is the pure ACL engine of Redis 7.2's ACL users: rules
-// (ACL SETUSER's modifiers, selectors included), their description (ACL
-// LIST, ACL GETUSER, ACL SAVE), permission checks (command dispatch and ACL
-// DRYRUN), the aclfile's parser, ACL LOG's grouping and ACL GENPASS. It reads
-// no clock and no randomness: times and random bytes are passed in.
 package acl
 
 import (

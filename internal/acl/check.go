@@ -175,3 +175,12 @@ func (s *selector) keyAllowed(k KeyRef) bool {
 	}
 	return false
 }
+
+// AllowsAll reports whether Check allows the user everything whatever the
+// command and keys: its root selector has all commands with nothing taken
+// away since (+@all / allcommands) and all keys (~* / allkeys). A server
+// can skip Check for such a user.
+func (u *User) AllowsAll() bool {
+	s := u.selectors[0]
+	return s.allCommands && s.allKeys
+}

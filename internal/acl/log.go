@@ -11,8 +11,10 @@ const groupingScan = 10
 
 // LogEntry is one ACL LOG entry. Reason is "command", "key", "channel" or
 // "auth" (Reason.String); Context is "toplevel", "multi", "lua" or
-// "module"; Object is the command's full name, the key, the channel or
-// "AUTH"; ClientInfo is the CLIENT LIST line of the client.
+// "module"; Object is the command's full name (Denial.Object), the key, the
+// channel, or for a failed AUTH/HELLO the command name as the client sent
+// it (argv[0], "AUTH" or "hello"); ClientInfo is the client's CLIENT LIST
+// line.
 type LogEntry struct {
 	Count                             int64
 	Reason, Context, Object, Username string

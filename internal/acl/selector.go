@@ -57,7 +57,7 @@ type selector struct {
 	channels    []string
 	allowed     []uint64
 	firstArgs   map[int][]string // command id → allowed first arguments
-	rules       []string         // command_rules: "+get", "-@hash", "+select|0"
+	cmdRules    []string         // command_rules: "+get", "-@hash", "+select|0"
 }
 
 func newSelector(cat *Catalog) *selector {
@@ -69,7 +69,7 @@ func (s *selector) clone() *selector {
 	n.patterns = append([]keyPattern(nil), s.patterns...)
 	n.channels = append([]string(nil), s.channels...)
 	n.allowed = append([]uint64(nil), s.allowed...)
-	n.rules = append([]string(nil), s.rules...)
+	n.cmdRules = append([]string(nil), s.cmdRules...)
 	n.firstArgs = nil
 	if s.firstArgs != nil {
 		n.firstArgs = map[int][]string{}
@@ -116,19 +116,19 @@ func (s *selector) addFirstArg(id int, arg string) {
 // supersedes (the same name, or a subcommand/first-arg of it), then append.
 func (s *selector) updateRules(rule string, allow bool) {
 	rule = strings.ToLower(rule)
-	kept := s.rules[:0]
-	for _, r := range s.rules {
+	kept := s.cmdRules[:0]
+	for _, r := range s.cmdRules {
 		name := r[1:]
 		if name == rule || (strings.HasPrefix(name, rule) && name[len(rule)] == '|') {
 			continue
 		}
 		kept = append(kept, r)
 	}
-	s.rules = kept
+	s.cmdRules = kept
 	if allow {
-		s.rules = append(s.rules, "+"+rule)
+		s.cmdRules = append(s.cmdRules, "+"+rule)
 	} else {
-		s.rules = append(s.rules, "-"+rule)
+		s.cmdRules = append(s.cmdRules, "-"+rule)
 	}
 }
 
@@ -156,13 +156,13 @@ func (s *selector) set(op string) error {
 			s.allowed[i] = ^uint64(0)
 		}
 		s.allCommands, s.future = true, true
-		s.rules, s.firstArgs = nil, nil
+		s.cmdRules, s.firstArgs = nil, nil
 	case lower == "nocommands" || lower == "-@all":
 		for i := range s.allowed {
 			s.allowed[i] = 0
 		}
 		s.allCommands, s.future = false, false
-		s.rules, s.firstArgs = nil, nil
+		s.cmdRules, s.firstArgs = nil, nil
 	case op[0] == '~' || op[0] == '%':
 		return s.addKeyPattern(op)
 	case op[0] == '&':
@@ -283,10 +283,10 @@ func (s *selector) describeCommands() string {
 	if s.future {
 		base = "+@all"
 	}
-	if len(s.rules) == 0 {
+	if len(s.cmdRules) == 0 {
 		return base
 	}
-	return base + " " + strings.Join(s.rules, " ")
+	return base + " " + strings.Join(s.cmdRules, " ")
 }
 
 func (s *selector) describeKeys() string {
@@ -341,4 +341,31 @@ func (s *selector) fields() []Field {
 		{Name: "keys", Value: s.describeKeys()},
 		{Name: "channels", Value: s.describeChannels()},
 	}
+}
+
+// rules is the selector as rules that rebuild it exactly (User.Rules).
+func (s *selector) rules() []string {
+	var out []string
+	if s.allKeys {
+		out = append(out, "allkeys")
+	} else {
+		for _, p := range s.patterns {
+			switch p.flags {
+			case permRead:
+				out = append(out, "%R~"+p.pattern)
+			case permWrite:
+				out = append(out, "%W~"+p.pattern)
+			default:
+				out = append(out, "%RW~"+p.pattern)
+			}
+		}
+	}
+	if s.allChannels {
+		out = append(out, "allchannels")
+	} else {
+		for _, c := range s.channels {
+			out = append(out, "&"+c)
+		}
+	}
+	return append(out, strings.Fields(s.describeCommands())...)
 }

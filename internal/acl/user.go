@@ -60,7 +60,7 @@ func (u *User) Enabled() bool { return u.enabled }
 func (u *User) NoPass() bool { return u.nopass }
 
 // Passwords returns the stored SHA-256 hashes (hex), in order.
-func (u *User) Passwords() []string { return append([]string(nil), u.passwords...) }
+func (u *User) Passwords() []string { return append([]string{}, u.passwords...) }
 
 // CheckPassword reports whether pass is one of the user's passwords (any
 // password for a nopass user), comparing SHA-256 hashes in constant time.
@@ -226,4 +226,53 @@ func (u *User) GetUser() []Field {
 		sels = append(sels, s.fields())
 	}
 	return append(out, Field{Name: "selectors", Value: sels})
+}
+
+// Rules returns SETUSER rules that turn any user (new or existing) into
+// exactly this one. Unlike Describe's text, which Redis cannot always read
+// back (a "%RW~*" pattern shows as "~*", which means allkeys), they always
+// round-trip: use them to replicate or snapshot users.
+func (u *User) Rules() []string {
+	out := append([]string{"reset"}, u.flags()...)
+	for _, p := range u.passwords {
+		out = append(out, "#"+p)
+	}
+	out = append(out, u.selectors[0].rules()...)
+	for _, s := range u.selectors[1:] {
+		toks := s.rules()
+		for i, t := range toks {
+			toks[i] = quoteArg(t)
+		}
+		out = append(out, "("+strings.Join(toks, " ")+")")
+	}
+	return out
+}
+
+// quoteArg quotes an argument for splitArgs when it needs it.
+func quoteArg(s string) string {
+	plain := s != ""
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c > ' ' && c < 0x7f && c != '"' && c != '\'' && c != '\\'
+	}
+	if plain {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c >= 0x7f:
+			b.WriteString("\\x")
+			b.WriteString(hex.EncodeToString([]byte{c}))
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

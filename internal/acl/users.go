@@ -162,7 +162,8 @@ func ParseFile(cat *Catalog, text string) (*Users, error) {
 
 // ParseFileNamed parses aclfile content (Redis's ACLLoadFromFile): one
 // "user <name> <rules...>" per line, arguments separated by single spaces,
-// blank lines skipped. A file without a default user gets NewUsers's
+// blank lines skipped (a NUL byte cuts its line as Redis's fgets/sdscat
+// reading does). A file without a default user gets NewUsers's
 // default user. On errors it returns nil and an error whose text is what
 // ACL LOAD replies after "ERR ": every problem found, with filename and line
 // number as Redis reports them, then "WARNING: ACL errors detected, no
@@ -170,6 +171,7 @@ func ParseFile(cat *Catalog, text string) (*Users, error) {
 func ParseFileNamed(cat *Catalog, filename, text string) (*Users, error) {
 	set := &Users{cat: cat, users: map[string]*User{}}
 	var errs strings.Builder
+	text = dropNULs(text)
 	for i, line := range strings.Split(text, "\n") {
 		linenum := i + 1
 		line = strings.Trim(line, " \t\r\n")
@@ -219,6 +221,28 @@ func ParseFileNamed(cat *Catalog, filename, text string) (*Users, error) {
 		set.users["default"] = defaultUser(cat)
 	}
 	return set, nil
+}
+
+// dropNULs is how Redis reads the file: fgets chunks of up to 1023 bytes
+// (or through a newline), each appended up to its first NUL byte.
+func dropNULs(text string) string {
+	if strings.IndexByte(text, 0) < 0 {
+		return text
+	}
+	var b strings.Builder
+	for text != "" {
+		n := strings.IndexByte(text, '\n') + 1
+		if n == 0 || n > 1023 {
+			n = min(len(text), 1023)
+		}
+		chunk := text[:n]
+		text = text[n:]
+		if nul := strings.IndexByte(chunk, 0); nul >= 0 {
+			chunk = chunk[:nul]
+		}
+		b.WriteString(chunk)
+	}
+	return b.String()
 }
 
 // splitArgs is Redis's sdssplitargs: space-separated arguments with "..."

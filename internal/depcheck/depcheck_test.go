@@ -73,8 +73,9 @@ var importedOnlyBy = map[string][]string{
 }
 
 // engine packages replay the log on every replica: they must compute the
-// same result from the same entries.
-var engine = []string{"streams", "pel", "groups", "replication/state", "replication/wire"}
+// same result from the same entries. internal/acl is held to the same
+// purity (time and random bytes are passed in).
+var engine = []string{"streams", "pel", "groups", "replication/state", "replication/wire", "internal/acl"}
 
 // forbiddenInEngine are import paths an engine package must not depend on,
 // even transitively (a path and everything under it).
