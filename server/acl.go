@@ -143,10 +143,10 @@ func (s *Server) rebuildACL() *aclView {
 	users := acl.NewUsers(s.acl.catalog)
 	heldDefault := false
 	if sh := s.node.Shard(0); sh != nil {
-		held, ver := sh.ACLUsers()
-		if ver == s.acl.stateVer && s.acl.view.Load() != nil {
+		if sh.ACLVersion() == s.acl.stateVer && s.acl.view.Load() != nil {
 			return nil
 		}
+		held, ver := sh.ACLUsers()
 		s.acl.stateVer = ver
 		for _, u := range held {
 			heldDefault = heldDefault || u.Name == "default"
@@ -202,26 +202,9 @@ func (s *Server) clientUser(c *Client) *acl.User {
 	return c.acl.user
 }
 
-// allowsAll reports whether u may run every command on every key: its
-// rules are "+@all" with all keys and nothing taken away (then no check
-// is needed per command).
-func allowsAll(u *acl.User) bool {
-	all, keys := false, false
-	for _, f := range strings.Fields(u.Describe()) {
-		switch {
-		case f == "+@all" || f == "allcommands":
-			all = true
-		case f == "~*" || f == "allkeys":
-			keys = true
-		case f == "&*" || f == "allchannels" || f == "resetchannels" || f == "on" || f == "off" ||
-			f == "nopass" || f == "sanitize-payload" || f == "skip-sanitize-payload" ||
-			strings.HasPrefix(f, "#"):
-		default:
-			return false
-		}
-	}
-	return all && keys
-}
+// allowsAll reports whether u may run every command on every key (the
+// engine's AllowsAll: then no check is needed per command).
+func allowsAll(u *acl.User) bool { return u.AllowsAll() }
 
 // aclCheck checks cmd with args against the client's user; nil means
 // allowed. A "+@all ~*" user costs a version comparison.

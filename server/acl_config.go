@@ -27,13 +27,12 @@ const errNoACLFile = ErrorReply("ERR This Redis instance is not configured to us
 	"Redis configuration file set) in order to store users in the Redis configuration.")
 
 // usersOp is the ACL LOAD operation that replaces every user with those
-// of users: per user "reset" and its ACL LIST rules (passwords as
-// hashes), sorted by name.
+// of users: per user the engine's Rules (which rebuild it exactly, with
+// passwords as hashes), sorted by name.
 func usersOp(users *acl.Users) wire.ACLLoad {
 	var op wire.ACLLoad
 	for _, name := range users.Names() {
-		rules := append([]string{"reset"}, strings.Fields(users.Get(name).Describe())...)
-		op.Users = append(op.Users, wire.ACLUser{Name: name, Rules: rules})
+		op.Users = append(op.Users, wire.ACLUser{Name: name, Rules: users.Get(name).Rules()})
 	}
 	return op
 }
@@ -240,7 +239,7 @@ func (s *Server) aclFromConfig() {
 	for _, l := range lines {
 		want := acl.NewUsers(s.acl.catalog)
 		want.SetUser(l.Name, l.Rules)
-		if have := s.aclNow().users.Get(l.Name); have == nil || have.Describe() != want.Get(l.Name).Describe() {
+		if have := s.aclNow().users.Get(l.Name); have == nil || !slices.Equal(have.Rules(), want.Get(l.Name).Rules()) {
 			if !propose(wire.ACLSetUser{Name: l.Name, Rules: l.Rules, Replace: true}) {
 				return
 			}
@@ -262,7 +261,16 @@ func (s *Server) aclFromConfig() {
 // sameUsers reports whether a and b hold the same users with the same
 // rules.
 func sameUsers(a, b *acl.Users) bool {
-	return slices.Equal(a.List(), b.List())
+	names := a.Names()
+	if !slices.Equal(names, b.Names()) {
+		return false
+	}
+	for _, n := range names {
+		if !slices.Equal(a.Get(n).Rules(), b.Get(n).Rules()) {
+			return false
+		}
+	}
+	return true
 }
 
 // setRequirePass is CONFIG SET requirepass: the default user's password

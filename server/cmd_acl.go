@@ -282,13 +282,18 @@ func (s *Server) cmdACLSETUSER(c *Client, args [][]byte) Reply {
 	}
 	s.acl.changeMu.Lock()
 	defer s.acl.changeMu.Unlock()
+	s.rebuildACL() // the users as applied here so far
 	check := s.aclNow().users.Clone()
 	if err := check.SetUser(name, rules); err != nil {
 		return ErrorReply("ERR " + err.Error())
 	}
-	hashed := hashPasswords(rules)
-	fwd := append([][]byte{[]byte("ACL"), []byte("SETUSER"), args[2]}, toArgs(hashed)...)
-	if r := s.aclWrite(c, wire.ACLSetUser{Name: name, Rules: hashed}, fwd); r != "" {
+	// Proposed here (shard 0 led here, whose view holds every ACL write
+	// applied so far): the user's whole definition, so the state keeps
+	// one short rule list per user. Forwarded: the rules as given, with
+	// the passwords hashed; the leader does the same.
+	op := wire.ACLSetUser{Name: name, Rules: check.Get(name).Rules(), Replace: true}
+	fwd := append([][]byte{[]byte("ACL"), []byte("SETUSER"), args[2]}, toArgs(hashPasswords(rules))...)
+	if r := s.aclWrite(c, op, fwd); r != "" {
 		return r
 	}
 	return OK
