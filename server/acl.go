@@ -227,7 +227,7 @@ func checkUser(u *acl.User, cmd *Command, args [][]byte) *acl.Denial {
 		sub = string(args[1])
 	}
 	var refs []acl.KeyRef
-	if len(cmd.keyAccess) > 0 {
+	if cmd.hasKeys() {
 		for i, k := range commandKeys(cmd, args) {
 			a := cmd.keyAccessOf(i)
 			refs = append(refs, acl.KeyRef{Key: k, Read: a.read, Write: a.write})

@@ -65,10 +65,15 @@ func specAccess(flags string) keyAccess {
 	return a
 }
 
-// keyAccessOf returns the permission the command's i-th key needs.
+// keyAccessOf returns the permission the command's i-th key needs (read
+// and write for a command keySpecFlags does not describe: the strictest).
 func (c *Command) keyAccessOf(i int) keyAccess {
 	if len(c.keyAccess) == 0 {
-		return keyAccess{}
+		return keyAccess{read: true, write: true}
 	}
 	return c.keyAccess[min(i, len(c.keyAccess)-1)]
 }
+
+// hasKeys reports whether the command names keys (legacy positions or
+// movable keys).
+func (c *Command) hasKeys() bool { return c.FirstKey > 0 || c.KeysFrom != nil }
