@@ -156,7 +156,7 @@ func fieldValue(v any) Reply {
 // commands.
 func (s *Server) cmdACLCAT(c *Client, args [][]byte) Reply {
 	if len(args) > 3 {
-		return ErrorReply("ERR Unknown subcommand or wrong number of arguments for 'cat'. Try ACL HELP.")
+		return subSyntaxError(args)
 	}
 	var names []string
 	if len(args) == 2 {
@@ -179,7 +179,7 @@ func (s *Server) cmdACLCAT(c *Client, args [][]byte) Reply {
 // (256 by default) as hex, from crypto/rand.
 func cmdACLGENPASS(c *Client, args [][]byte) Reply {
 	if len(args) > 3 {
-		return ErrorReply("ERR Unknown subcommand or wrong number of arguments for 'genpass'. Try ACL HELP.")
+		return subSyntaxError(args)
 	}
 	bits := acl.GenPassDefaultBits
 	if len(args) == 3 {
@@ -188,7 +188,7 @@ func cmdACLGENPASS(c *Client, args [][]byte) Reply {
 			return errNotInteger
 		}
 		if n <= 0 || n > acl.GenPassMaxBits {
-			_, gerr := acl.GenPass(int(max(min(n, 0), -1)), nil)
+			_, gerr := acl.GenPass(0, nil) // the engine's text for a bad size
 			return ErrorReply("ERR " + gerr.Error())
 		}
 		bits = int(n)
@@ -207,7 +207,7 @@ func cmdACLGENPASS(c *Client, args [][]byte) Reply {
 // cmdACLLOG is ACL LOG [count|RESET].
 func (s *Server) cmdACLLOG(c *Client, args [][]byte) Reply {
 	if len(args) > 3 {
-		return ErrorReply("ERR Unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP.")
+		return subSyntaxError(args)
 	}
 	count := 10
 	if len(args) == 3 {
@@ -359,4 +359,11 @@ func (s *Server) aclWrite(c *Client, op wire.Command, fwd [][]byte) ErrorReply {
 	}
 	s.aclStateChanged(c)
 	return ""
+}
+
+// subSyntaxError is Redis's addReplySubcommandSyntaxError: the
+// subcommand as the client wrote it.
+func subSyntaxError(args [][]byte) ErrorReply {
+	return ErrorReply("ERR unknown subcommand or wrong number of arguments for '" + cString(args[1], 128) +
+		"'. Try " + strings.ToUpper(string(args[0])) + " HELP.")
 }
