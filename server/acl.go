@@ -61,6 +61,10 @@ type clientACL struct {
 	ver  uint64
 	user *acl.User
 	all  bool
+	// writing is set while the client's own ACL write runs: if it
+	// deletes the client's user, the connection closes after the reply
+	// (aclWrite), not at once.
+	writing atomic.Bool
 }
 
 // userName returns the client's user name ("" for an internal connection
@@ -103,15 +107,14 @@ func (s *Server) initACL() {
 	s.acl.log = acl.NewLog(s.cfg.ACLLogMaxLen)
 	s.rebuildACL()
 	if sh := s.node.Shard(0); sh != nil {
-		sh.OnACLChange(func() { go s.aclStateChanged(nil) })
+		sh.OnACLChange(func() { go s.aclStateChanged() })
 	}
 }
 
 // aclStateChanged rebuilds the view after shard 0's users changed and
-// closes the connections of users that no longer exist; self, when not
-// nil, is the client whose command changed them: its connection closes
-// after the reply, as Redis's CLIENT_CLOSE_AFTER_COMMAND.
-func (s *Server) aclStateChanged(self ...*Client) {
+// closes the connections of users that no longer exist (but the one whose
+// own ACL write is running: see aclWrite).
+func (s *Server) aclStateChanged() {
 	v := s.rebuildACL()
 	if v == nil {
 		return
@@ -121,16 +124,12 @@ func (s *Server) aclStateChanged(self ...*Client) {
 		if name == "" || v.users.Get(name) != nil {
 			continue
 		}
-		if o.internal {
+		if o.internal || o.acl.writing.Load() {
 			// A forwarded client's user is gone: the connection keeps
 			// no rights (its node disconnects the client itself).
 			continue
 		}
 		s.log.Info("closing the connection of a deleted ACL user", "id", o.id, "user", name)
-		if len(self) > 0 && self[0] == o {
-			o.quit = true
-			continue
-		}
 		o.nc.Close()
 	}
 }

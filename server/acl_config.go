@@ -228,7 +228,7 @@ func (s *Server) aclFromConfig() {
 			failed = true
 			return false
 		}
-		s.aclStateChanged(nil)
+		s.aclStateChanged()
 		return true
 	}
 	if file != nil && !sameUsers(s.aclNow().users, file) {

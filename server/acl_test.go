@@ -248,3 +248,21 @@ func TestACLCheckHotPath(t *testing.T) {
 		}
 	}
 }
+
+// TestACLDeleteOwnUser: a client deleting its own user gets the reply, then
+// its connection closes (Redis's CLIENT_CLOSE_AFTER_COMMAND); other
+// connections of the user close at once.
+func TestACLDeleteOwnUser(t *testing.T) {
+	_, addr := startTestServer(t, nil)
+	runSteps(t, dial(t, addr), []step{{[]string{"ACL", "SETUSER", "adm", "on", ">pw", "~*", "+@all"}, "+OK"}})
+	c, other := dial(t, addr), dial(t, addr)
+	runSteps(t, c, []step{{[]string{"AUTH", "adm", "pw"}, "+OK"}})
+	runSteps(t, other, []step{{[]string{"AUTH", "adm", "pw"}, "+OK"}})
+	runSteps(t, c, []step{{[]string{"ACL", "DELUSER", "adm"}, "(integer) 1"}})
+	if v, err := c.Receive(5 * time.Second); err == nil {
+		t.Fatalf("after deleting its own user the connection got %s, want it closed", v)
+	}
+	if v, err := other.Do("PING"); err == nil {
+		t.Fatalf("the deleted user's other connection answered %s", v)
+	}
+}

@@ -341,10 +341,20 @@ func (s *Server) cmdACLDELUSER(c *Client, args [][]byte) Reply {
 // else at its leader with fwd, the command in its password-free form)
 // and waits until this node's view holds it. It returns "" on success.
 func (s *Server) aclWrite(c *Client, op wire.Command, fwd [][]byte) ErrorReply {
+	c.acl.writing.Store(true)
+	defer c.acl.writing.Store(false)
+	done := func() ErrorReply {
+		s.aclStateChanged()
+		// The client deleted its own user: its connection closes after
+		// the reply (Redis's CLIENT_CLOSE_AFTER_COMMAND).
+		if name := c.userName(); !c.internal && name != "" && s.aclNow().users.Get(name) == nil {
+			c.quit = true
+		}
+		return ""
+	}
 	if s.router.Leads(0) || !s.node.Clustered() {
 		if _, err := s.node.Shard(0).Propose(op); err == nil {
-			s.aclStateChanged(c)
-			return ""
+			return done()
 		} else if !router.IsNotLeader(err) {
 			return ErrorReply(err.Error())
 		}
@@ -357,8 +367,7 @@ func (s *Server) aclWrite(c *Client, op wire.Command, fwd [][]byte) ErrorReply {
 	if err := s.node.ReadBarrier(0); err != nil {
 		s.log.Warn("ACL change applied at the leader, not yet here", "err", err)
 	}
-	s.aclStateChanged(c)
-	return ""
+	return done()
 }
 
 // subSyntaxError is Redis's addReplySubcommandSyntaxError: the
