@@ -225,7 +225,8 @@ func checkUser(u *acl.User, cmd *Command, args [][]byte) *acl.Denial {
 	} else if len(args) > 1 {
 		sub = string(args[1])
 	}
-	var refs []acl.KeyRef
+	var buf [4]acl.KeyRef
+	refs := buf[:0]
 	if cmd.hasKeys() {
 		for i, k := range commandKeys(cmd, args) {
 			a := cmd.keyAccessOf(i)

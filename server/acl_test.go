@@ -266,3 +266,33 @@ func TestACLDeleteOwnUser(t *testing.T) {
 		t.Fatalf("the deleted user's other connection answered %s", v)
 	}
 }
+
+// BenchmarkACLCheck is the dispatcher's check of XADD for a "+@all ~*"
+// user (cached: no engine call) and for a user with key patterns.
+func BenchmarkACLCheck(b *testing.B) {
+	srv, _ := startTestServer(b, nil)
+	cmd := srv.cmds.get("xadd")
+	args := [][]byte{[]byte("XADD"), []byte("orders:1"), []byte("*"), []byte("f"), []byte("v")}
+	for _, u := range []struct {
+		name  string
+		rules []string
+	}{{"default", nil}, {"restricted", []string{"on", "~orders*", "%R~audit*", "+@stream", "+@connection"}}} {
+		if u.rules != nil {
+			users := srv.aclNow().users.Clone()
+			if err := users.SetUser(u.name, u.rules); err != nil {
+				b.Fatal(err)
+			}
+			srv.acl.view.Store(&aclView{ver: 1 << 40, users: users, nobody: srv.aclNow().nobody})
+		}
+		c := &Client{srv: srv}
+		c.setUser(u.name)
+		b.Run(u.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if d := srv.aclCheck(c, cmd, args); d != nil {
+					b.Fatal(d)
+				}
+			}
+		})
+	}
+}
