@@ -78,3 +78,51 @@ func TestKeySpecFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandCategoriesMatchRedis: every command and subcommand streamd
+// has that the reference redis-server also has shows the same arity and
+// ACL categories in COMMAND INFO (the catalog the ACL rules resolve
+// against). Flags are not compared: a few follow Redis 7.2, not the 7.0
+// reference.
+func TestCommandCategoriesMatchRedis(t *testing.T) {
+	testutil.RequireTool(t, "redis-server")
+	srv, _ := startTestServer(t, nil)
+	r := dial(t, startRedis(t))
+	strs := func(v Value) string {
+		var out []string
+		for _, e := range v.Elems {
+			out = append(out, e.Str)
+		}
+		return strings.Join(out, " ")
+	}
+	compared := 0
+	for _, c := range srv.cmds.sorted {
+		v, err := r.Do("COMMAND", "INFO", c.Name)
+		if err != nil || len(v.Elems) != 1 {
+			t.Fatalf("COMMAND INFO %s: %v %v", c.Name, v, err)
+		}
+		if v.Elems[0].Nil || len(v.Elems[0].Elems) < 10 {
+			continue // not a Redis command (RAFT)
+		}
+		theirs := map[string]Value{c.Name: v.Elems[0]}
+		for _, s := range v.Elems[0].Elems[9].Elems {
+			theirs[s.Elems[0].Str] = s
+		}
+		for _, x := range append([]*Command{c}, c.Subcommands...) {
+			info, ok := theirs[x.Name]
+			if !ok {
+				continue // newer than the reference (CLIENT NO-TOUCH on 7.0) or streamd's own
+			}
+			compared++
+			if info.Elems[1].Int != int64(x.Arity) {
+				t.Errorf("%s: arity %d, redis %d", x.Name, x.Arity, info.Elems[1].Int)
+			}
+			if got, want := strings.Join(x.ACL, " "), strs(info.Elems[6]); got != want {
+				t.Errorf("%s: ACL categories %q, redis %q", x.Name, got, want)
+			}
+		}
+	}
+	if compared < 80 {
+		t.Errorf("only %d commands compared", compared)
+	}
+}
