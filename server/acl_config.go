@@ -253,7 +253,7 @@ func (s *Server) aclFromConfig() {
 		d := s.aclNow().users.Get("default")
 		if !inState || d == nil || d.NoPass() || len(d.Passwords()) != 1 ||
 			d.Passwords()[0] != acl.HashPassword(s.config().RequirePass) {
-			propose(wire.ACLSetUser{Name: "default", Rules: pass})
+			propose(s.defaultUserOp(pass))
 		}
 	}
 }
@@ -279,6 +279,19 @@ func (s *Server) setRequirePass(c *Client, pw string) ErrorReply {
 	rules := requirePassRules(pw)
 	s.acl.changeMu.Lock()
 	defer s.acl.changeMu.Unlock()
+	s.rebuildACL()
 	fwd := append([][]byte{[]byte("ACL"), []byte("SETUSER"), []byte("default")}, toArgs(rules)...)
-	return s.aclWrite(c, wire.ACLSetUser{Name: "default", Rules: rules}, fwd)
+	return s.aclWrite(c, s.defaultUserOp(rules), fwd)
+}
+
+// defaultUserOp is the write that applies rules to the default user as
+// the view holds it: its whole resulting definition (as ACL SETUSER
+// proposes).
+func (s *Server) defaultUserOp(rules []string) wire.ACLSetUser {
+	users := s.aclNow().users.Clone()
+	if err := users.SetUser("default", rules); err != nil {
+		// requirePassRules are always valid; append them as they are.
+		return wire.ACLSetUser{Name: "default", Rules: rules}
+	}
+	return wire.ACLSetUser{Name: "default", Rules: users.Get("default").Rules(), Replace: true}
 }
