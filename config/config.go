@@ -44,6 +44,16 @@ type Config struct {
 	// the default user, only loopback clients are served; others get
 	// Redis's DENIED text and are disconnected.
 	ProtectedMode bool
+	// ACLFile is "aclfile": the file of ACL users ACL LOAD reads and ACL
+	// SAVE writes, loaded at start-up ("" = none; users come from "user"
+	// lines and ACL SETUSER). Read from the file or the command line only.
+	ACLFile string
+	// Users are the config file's "user" lines, one a line: the user's
+	// name and its ACL SETUSER rules, each quoted as Redis's sdscatrepr
+	// (see UserLines). Redis refuses them together with an aclfile.
+	Users string
+	// ACLLogMaxLen is "acllog-max-len": how many entries ACL LOG keeps.
+	ACLLogMaxLen int
 	// ProtoMaxBulkLen is "proto-max-bulk-len": the largest bulk a client may send.
 	ProtoMaxBulkLen int64
 	// StreamNodeMaxEntries is "stream-node-max-entries".
@@ -223,6 +233,7 @@ func Default() Config {
 		MetricsMaxStreams:    100,
 		SlowlogLogSlowerThan: 10000,
 		SlowlogMaxLen:        128,
+		ACLLogMaxLen:         128,
 		LogFormat:            "text",
 		Shards:               1,
 		RaftHeartbeatTimeout: DefaultRaftHeartbeatTimeout,

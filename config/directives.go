@@ -425,6 +425,11 @@ var directives = func() []*Directive {
 				return nil
 			},
 			help: "LATENCY records commands taking at least this many milliseconds (0 = off)"},
+		{name: "aclfile", get: func(c *Config) string { return c.ACLFile },
+			set: func(c *Config, v string) error { c.ACLFile = v; return nil }, immutable: true, quoted: true,
+			help: `file of ACL users (ACL LOAD/SAVE; loaded at start-up; not with "user" lines)`},
+		intParam("acllog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.ACLLogMaxLen }, false).
+			doc("entries ACL LOG keeps"),
 	}
 	ps = append(ps, tlsDirectives()...)
 	ps = append(ps, fixedDirectives()...)

@@ -14,7 +14,7 @@ var directiveGroups = map[string]string{
 	"notify-keyspace-events": "basics",
 
 	"dir": "persistence", "appendonly": "persistence", "appendfsync": "persistence", "save": "persistence",
-	"log-store": "persistence",
+	"log-store": "persistence", "snapshot-log-size": "persistence",
 
 	"node-id": "cluster", "bootstrap": "cluster", "join": "cluster", "join-tls": "cluster", "peers": "cluster",
 	"shards": "cluster", "quorum-timeout": "cluster", "balance-leaders": "cluster",

@@ -88,6 +88,9 @@ func Load(args []string, lookupEnv func(string) (string, bool)) (Config, error) 
 	if err := cfg.CheckCluster(); err != nil {
 		return cfg, err
 	}
+	if err := cfg.CheckACL(); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -107,6 +110,38 @@ func flagError(err error) error {
 		return fmt.Errorf("flag --%s needs a value; see streamd --help", strings.TrimLeft(name, "-"))
 	}
 	return err
+}
+
+// ErrACLFileAndUsers is Redis's refusal of "user" lines together with an
+// aclfile.
+var ErrACLFileAndUsers = errors.New("Configuring Redis with users defined in redis.conf and at the same " +
+	"setting an ACL file path is invalid. This setup is very likely to lead to configuration errors " +
+	"and security holes, please define either an ACL file or declare users directly in your " +
+	"redis.conf, but not both.")
+
+// CheckACL refuses "user" lines together with an aclfile, as Redis does.
+func (c *Config) CheckACL() error {
+	if c.ACLFile != "" && c.Users != "" {
+		return ErrACLFileAndUsers
+	}
+	return nil
+}
+
+// UserLines returns the "user" lines: per line the user's name and rules.
+func (c *Config) UserLines() [][]string {
+	var out [][]string
+	for _, line := range strings.Split(c.Users, "\n") {
+		args, ok := resp.SplitArgs([]byte(line))
+		if !ok || len(args) == 0 {
+			continue
+		}
+		u := make([]string, len(args))
+		for i, a := range args {
+			u[i] = string(a)
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // directiveFlag is the flag of one directive: it keeps the value given
@@ -193,6 +228,22 @@ func LoadFile(path string, cfg *Config) error {
 			continue
 		}
 		name := strings.ToLower(string(args[0]))
+		if name == "user" {
+			// "user <name> [rule ...]" may repeat: one ACL user each
+			// (checked by the server's ACL engine at start-up).
+			if len(args) < 2 {
+				return fmt.Errorf("%s:%d: %q: Bad directive or wrong number of arguments", path, lineNo, line)
+			}
+			var b []byte
+			for i, a := range args[1:] {
+				if i > 0 {
+					b = append(b, ' ')
+				}
+				b = resp.AppendRepr(b, a)
+			}
+			cfg.Users += string(b) + "\n"
+			continue
+		}
 		p := Lookup(name)
 		if p == nil {
 			warning, err := ignoredRedisDirective(name)

@@ -17,8 +17,6 @@ var refusedRedisDirectives = map[string]string{
 	"replicaof":      "streamd replicates through Raft, not replicaof: see node-id, join and peers",
 	"slaveof":        "streamd replicates through Raft, not slaveof: see node-id, join and peers",
 	"sentinel":       "streamd is not a Redis Sentinel",
-	"user":           "streamd does not read ACL users from the config file",
-	"aclfile":        "streamd does not read an ACL file",
 }
 
 // IsRedisDirective reports whether name (any case) is one of Redis 7.2's

@@ -76,6 +76,12 @@ func Rewrite(old []byte, cfg Config) []byte {
 			if ok && len(args) > 0 {
 				p = Lookup(string(args[0]))
 			}
+			if p == nil && ok && len(args) > 1 && strings.EqualFold(string(args[0]), "user") {
+				// The configured users stay as they are (ACL SETUSER's
+				// changes live in the replicated state, not here).
+				lines = append(lines, line)
+				continue
+			}
 			if p == nil && ok && len(args) > 0 {
 				if _, err := ignoredRedisDirective(string(args[0])); err == nil {
 					// A Redis directive streamd accepted and ignores: kept.

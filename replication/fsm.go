@@ -63,6 +63,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		entries[i] = e
 	}
 	var n int64
+	aclChanged := false
 	f.s.mu.Lock()
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
@@ -74,6 +75,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			r, err := f.s.ks.Apply(cmd, e.NowMs)
 			res[j] = wire.Outcome{Result: r, Err: err}
 			n += commandChanges(cmd)
+			aclChanged = aclChanged || wire.IsACL(cmd)
 		}
 		out[i] = res
 	}
@@ -87,6 +89,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		b += int64(len(l.Data))
 	}
 	f.snapshotBySize(f.logBytes.Add(b))
+	if aclChanged {
+		f.s.aclChanged()
+	}
 	return out
 }
 
@@ -138,6 +143,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.s.ks = ks
 	f.s.noteApplied(index)
 	f.s.mu.Unlock()
+	f.s.aclChanged()
 	return nil
 }
 

@@ -97,6 +97,12 @@ type Shard struct {
 	// progressEvery is how often loading a snapshot logs its progress
 	// (0: snapshotProgressEvery).
 	progressEvery time.Duration
+
+	// aclVersion changes when the ACL users may have changed; aclHooks
+	// are told (shard_acl.go).
+	aclVersion atomic.Uint64
+	aclHookMu  sync.Mutex
+	aclHooks   []func()
 }
 
 // shardStats holds what Stats reports.

@@ -38,6 +38,13 @@ type cnode struct {
 // set to clusterMode. It returns once every node knows every shard's leader.
 func startCluster(t *testing.T, n, shards int, clusterMode bool) []*cnode {
 	t.Helper()
+	return startClusterWith(t, n, shards, clusterMode, nil)
+}
+
+// startClusterWith is startCluster with mod (when set) changing node i's
+// configuration before its server starts.
+func startClusterWith(t *testing.T, n, shards int, clusterMode bool, mod func(i int, cfg *config.Config)) []*cnode {
+	t.Helper()
 	nodes := make([]*cnode, n)
 	for i := range nodes {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -59,6 +66,9 @@ func startCluster(t *testing.T, n, shards int, clusterMode bool) []*cnode {
 		}
 		cfg := config.Default()
 		cfg.ClusterEnabled = clusterMode
+		if mod != nil {
+			mod(i, &cfg)
+		}
 		srv := NewNode(cfg, node, pquietLog())
 		node.Mux().HandleDetached(mux.KindRESP, srv.ServeInternal)
 		done := make(chan error, 1)

@@ -12,7 +12,12 @@ import (
 // clientCommand is the CLIENT container and its subcommands.
 func clientCommand() *Command {
 	sub := func(name string, arity int, flags []string, summary, since string, h func(*Client, [][]byte) Reply) *Command {
-		return &Command{Name: "client|" + name, Arity: arity, Flags: flags, ACL: []string{"@slow", "@connection"},
+		// Redis adds @admin and @dangerous to every "admin" command.
+		acl := []string{"@slow", "@connection"}
+		if len(flags) > 0 && flags[0] == "admin" {
+			acl = []string{"@admin", "@slow", "@dangerous", "@connection"}
+		}
+		return &Command{Name: "client|" + name, Arity: arity, Flags: flags, ACL: acl,
 			Summary: summary, Since: since, Group: "connection", Handler: h}
 	}
 	ls := []string{"noscript", "loading", "stale"}
@@ -118,6 +123,7 @@ func (c *Client) info(now time.Time) clients.Info {
 	}
 	c.mu.Unlock()
 	i.ID, i.Addr, i.LAddr, i.FD = c.id, c.addr, c.laddr, connFD(c.nc)
+	i.User = c.userName()
 	i.Age = now.Sub(c.createdAt)
 	i.Multi, i.Blocked = c.inMulti(), c.isBlocked()
 	i.DB, i.Resp = c.DB(), c.Proto()
@@ -159,12 +165,15 @@ func cmdCLIENTKILL(c *Client, args [][]byte) Reply {
 	if r != nil {
 		return r
 	}
+	if f.User != "" && s.aclNow().users.Get(f.User) == nil {
+		return ErrorReply("ERR No such user '" + f.User + "'")
+	}
 	killed := 0
 	now := time.Now()
 	for _, o := range s.clientList() {
 		// The filters read the fields fixed at accept only (see
 		// KillFilter.Match): no other client's locks are taken.
-		addrs := clients.Info{ID: o.id, Addr: o.addr, LAddr: o.laddr, Age: now.Sub(o.createdAt)}
+		addrs := clients.Info{ID: o.id, Addr: o.addr, LAddr: o.laddr, Age: now.Sub(o.createdAt), User: o.userName()}
 		if (f.SkipMe && o == c) || !f.Match(addrs) {
 			continue
 		}

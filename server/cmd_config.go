@@ -13,8 +13,13 @@ import (
 // configCommand is CONFIG GET / SET / RESETSTAT / REWRITE / HELP.
 func (s *Server) configCommand() *Command {
 	sub := func(name string, arity int, flags []string, summary, since string, h func(*Client, [][]byte) Reply) *Command {
+		// Redis adds @admin and @dangerous to every "admin" command.
+		acl := []string{"@slow"}
+		if len(flags) > 0 && flags[0] == "admin" {
+			acl = []string{"@admin", "@slow", "@dangerous"}
+		}
 		return &Command{Name: "config|" + name, Arity: arity, Flags: flags,
-			ACL: []string{"@admin", "@slow", "@dangerous"}, Summary: summary, Since: since, Group: "server", Handler: h}
+			ACL: acl, Summary: summary, Since: since, Group: "server", Handler: h}
 	}
 	admin := []string{"admin", "noscript", "loading", "stale"}
 	return &Command{
@@ -109,6 +114,15 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 		}
 	}
 	for _, ch := range changes {
+		if ch.p.Name() == "requirepass" {
+			// The default user's password (Redis's
+			// ACLUpdateDefaultUserPassword), through shard 0's log.
+			if r := s.setRequirePass(c, ch.p.Get(&next)); r != "" {
+				return configSetError(ch.p.Name(), string(r))
+			}
+		}
+	}
+	for _, ch := range changes {
 		apply := applyConfig[ch.p.Name()]
 		if apply == nil {
 			continue
@@ -136,6 +150,7 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	s.cfgMu.Unlock()
 	s.reloadSlowlog()
 	s.latency.reload(s.config().LatencyMonitorThreshold)
+	s.acl.log.SetMaxLen(s.config().ACLLogMaxLen)
 	return OK
 }
 

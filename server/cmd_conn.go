@@ -1,10 +1,10 @@
 package server
 
 import (
-	"crypto/subtle"
 	"strconv"
 	"strings"
 
+	"streamd/internal/acl"
 	"streamd/server/clients"
 )
 
@@ -82,7 +82,7 @@ func cmdHELLO(c *Client, args [][]byte) Reply {
 			return r
 		}
 	}
-	if !c.authed.Load() && s.config().RequirePass != "" {
+	if !c.authed.Load() && s.aclNow().authRequired {
 		return ErrorReply("NOAUTH HELLO must be called with the client already authenticated, " +
 			"otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate " +
 			"the client and select the RESP protocol version at the same time")
@@ -111,18 +111,27 @@ func cmdHELLO(c *Client, args [][]byte) Reply {
 	}
 }
 
-// authenticate checks user/pass against the default user (the only one;
-// streamd has no ACL users). On success the client is authenticated.
+// errWrongPass is Redis's AUTH failure.
+const errWrongPass = ErrorReply("WRONGPASS invalid username-password pair or user is disabled.")
+
+// authenticate checks user/pass against the ACL users (an enabled user
+// with that password, or "nopass"; the engine compares hashes in constant
+// time). On success the client is authenticated as user; a failure is
+// recorded in ACL LOG (reason "auth").
 func (s *Server) authenticate(c *Client, user, pass string) Reply {
-	want := s.config().RequirePass
-	// The default user with no password ("nopass") accepts any password.
-	// The comparison takes the same time wherever the first difference
-	// is, so response times do not reveal the password.
-	if user == "default" && (want == "" || subtle.ConstantTimeCompare([]byte(pass), []byte(want)) == 1) {
-		c.authed.Store(true)
-		return nil
+	u := s.aclNow().users.Get(user)
+	if u == nil || !u.Enabled() || !(u.NoPass() || u.CheckPassword(pass)) {
+		if u == nil {
+			// The same work as for a known user, so the time taken
+			// does not tell which users exist.
+			acl.HashPassword(pass)
+		}
+		s.aclLogAdd(c, acl.LogEntry{Reason: acl.DeniedAuth.String(), Context: aclContext(c), Object: "AUTH", Username: user})
+		return errWrongPass
 	}
-	return ErrorReply("WRONGPASS invalid username-password pair or user is disabled.")
+	c.setUser(user)
+	c.authed.Store(true)
+	return nil
 }
 
 // cmdAUTH is AUTH [username] password.
@@ -132,7 +141,7 @@ func cmdAUTH(c *Client, args [][]byte) Reply {
 	}
 	user, pass := "default", string(args[1])
 	if len(args) == 2 {
-		if c.srv.config().RequirePass == "" {
+		if d := c.srv.aclNow().users.Get("default"); d != nil && d.NoPass() {
 			return ErrorReply("ERR AUTH <password> called without any password configured for " +
 				"the default user. Are you sure your configuration is correct?")
 		}
@@ -176,7 +185,15 @@ func cmdRESET(c *Client, args [][]byte) Reply {
 	s.resetClientState(c)
 	c.db.Store(0)
 	c.proto.Store(2)
-	c.authed.Store(s.config().RequirePass == "")
+	if c.internal {
+		// A connection from another node never becomes the default
+		// user: it is back to no rights until its client is named.
+		c.acl.name.Store(nil)
+		c.acl.ver = 0
+	} else {
+		c.setUser("default")
+		c.authed.Store(s.defaultAuthed())
+	}
 	c.mu.Lock()
 	c.name = ""
 	c.noEvict, c.noTouch = false, false

@@ -296,6 +296,14 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 	tx.execing = true
 	for i, q := range queue {
 		start := time.Now()
+		// The rules may have changed since the command was queued
+		// (Redis's execCommand checks each one again).
+		if d := s.aclCheck(c, q.cmd, q.args); d != nil {
+			s.aclDenied(c, d, aclCtxMulti)
+			replies[i] = execDenied(d)
+			s.noteCall(q.cmd, start, replies[i])
+			continue
+		}
 		if q.cmd.Planner == nil {
 			replies[i] = q.cmd.Handler(c, q.args)
 			s.noteCall(q.cmd, start, replies[i])

@@ -47,6 +47,11 @@ type Command struct {
 	// write and blocking cache the "write" and "blocking" Flags for the
 	// per-request pipelining check; newCommandTable sets them.
 	write, blocking bool
+	// keyAccess is what the ACL key rules check per key (acl_keys.go);
+	// newCommandTable sets it from keySpecFlags.
+	keyAccess []keyAccess
+	// parent is a subcommand's container (nil for a top-level command).
+	parent *Command
 }
 
 // Plan is what a keyspace command becomes: the engine operation and the

@@ -14,7 +14,7 @@ func (s *Server) allCommands() []*Command {
 	all = append(all, streamCommands()...)
 	all = append(all, keyspaceCommands()...)
 	all = append(all, txCommands()...)
-	all = append(all, s.slowlogCommand(), s.monitorCommand())
+	all = append(all, s.slowlogCommand(), s.monitorCommand(), s.aclCommand())
 	all = append(all, s.keyAdminCommands()...)
 	all = append(all, s.objectCommand(), s.memoryCommand(), s.latencyCommand(), s.roleCommand())
 	return all
@@ -37,6 +37,13 @@ func newCommandTable(cmds []*Command) *commandTable {
 		t.sorted = append(t.sorted, c)
 		for _, x := range append([]*Command{c}, c.Subcommands...) {
 			x.write, x.blocking = hasFlag(x, "write"), hasFlag(x, "blocking")
+			x.keyAccess = nil
+			for _, f := range keySpecFlags[x.Name] {
+				x.keyAccess = append(x.keyAccess, specAccess(f))
+			}
+			if x != c {
+				x.parent = c
+			}
 		}
 		sort.Slice(c.Subcommands, func(i, j int) bool { return c.Subcommands[i].Name < c.Subcommands[j].Name })
 	}

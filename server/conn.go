@@ -95,6 +95,9 @@ type Client struct {
 	// slow is the running command's blocked time, for SLOWLOG
 	// (cmd_slowlog.go); the connection goroutine's.
 	slow slowNote
+
+	// acl is the client's ACL user and its cached rules (acl.go).
+	acl clientACL
 }
 
 // lastWrite is where a client's last write went: the shard and the log
@@ -354,11 +357,7 @@ func (c *Client) readLoop(reqs chan<- []request) {
 	var handed int64
 	collecting := false
 	authed := func() bool {
-		if c.authed.Load() {
-			return true
-		}
-		cfg := s.config()
-		return defaultUserHasNoPassword(&cfg)
+		return c.authed.Load() || s.defaultAuthed()
 	}
 	rr := resp.NewRequestReader(countingReader{c.nc, &s.stats.NetInput},
 		func() int64 { return s.config().ProtoMaxBulkLen },

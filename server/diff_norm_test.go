@@ -103,6 +103,15 @@ var diffNormRules = map[string]func(cmd []string, v Value) Value{
 		}
 		return Value{Kind: v.Kind, Str: "<info " + strings.Join(heads, ",") + ">"}
 	},
+	// acllog: ACL LOG's age-seconds and client-info come from each
+	// server's clock and connection.
+	"acllog": func(cmd []string, v Value) Value {
+		if cmd[0] != "ACL" || len(cmd) < 2 || !strings.EqualFold(cmd[1], "LOG") {
+			return v
+		}
+		return replaceKeyed(v, map[string]string{"age-seconds": "<age>", "client-info": "<client-info>",
+			"timestamp-created": "<unix-ms>", "timestamp-last-updated": "<unix-ms>"})
+	},
 	// sort: KEYS and SCAN order follow Redis's hash table; compare as sets.
 	"sort": func(cmd []string, v Value) Value {
 		if cmd[0] == "SCAN" && v.Kind == '*' && len(v.Elems) == 2 {

@@ -25,6 +25,16 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		s.runOnShard(c, args)
 		return
 	}
+	if c.internal && isOpt(args[0], authAsCommand) {
+		pl.drain()
+		c.reply(s.runAuthAs(c, args))
+		return
+	}
+	if c.internal && isOpt(args[0], aclLoadCommand) {
+		pl.drain()
+		c.reply(s.runACLLoad(c, args))
+		return
+	}
 	cmd, rej := s.lookup(args)
 	// CLIENT CACHING's answer lasts for the next command, whatever it is.
 	defer s.trackingAfterCommand(c, cmd)
@@ -54,12 +64,26 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		c.mu.Unlock()
 	}()
 
-	// Redis's authRequired(): the default user has a password and this
-	// client has not authenticated. CONFIG SET requirepass "" lifts it for
-	// everyone, as it makes the default user "nopass".
-	if !c.authed.Load() && s.config().RequirePass != "" && !hasFlag(cmd, "no_auth") {
+	// Redis's authRequired(): the default user has a password (or is
+	// off) and this client has not authenticated. CONFIG SET requirepass
+	// "" lifts it for everyone, as it makes the default user "nopass".
+	if !c.authed.Load() && s.aclNow().authRequired && !hasFlag(cmd, "no_auth") {
 		pl.drain()
 		s.reject(c, cmd, ErrorReply("NOAUTH Authentication required."))
+		return
+	}
+	// The user's ACL rules (Redis's ACLCheckAllPerm, before cluster
+	// redirection and MULTI queuing; a denial makes a pending EXEC fail).
+	if d := s.aclCheck(c, cmd, args); d != nil {
+		pl.drain()
+		r := s.aclDenied(c, d, aclContext(c))
+		if cmd.Control == ctlExec {
+			// Redis's rejectCommand → execCommandAbort.
+			s.discardMulti(c)
+			s.unwatchAll(c)
+			r = ErrorReply("EXECABORT Transaction discarded because of: " + string(r))
+		}
+		s.reject(c, cmd, r)
 		return
 	}
 	// A monitoring client may not touch the keyspace (cmd_monitor.go).

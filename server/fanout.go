@@ -176,9 +176,18 @@ func (s *Server) runOnShard(c *Client, args [][]byte) {
 		return
 	}
 	inner := args[2:]
+	if i == 0 && isOpt(inner[0], aclLoadCommand) {
+		// Another node's ACL LOAD (the users it read from its aclfile).
+		c.send(s.runACLLoad(c, inner))
+		return
+	}
 	cmd, rej := s.lookup(inner)
 	if rej != "" {
 		c.reply(rej)
+		return
+	}
+	if d := s.aclCheck(c, cmd, inner); d != nil {
+		c.reply(s.aclDenied(c, d, aclCtxTop))
 		return
 	}
 	if !s.router.Leads(i) {

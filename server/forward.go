@@ -25,6 +25,9 @@ func (u *upClient) Proto() int { return (*Client)(u).Proto() }
 // DB is the client's database, mirrored on its upstreams.
 func (u *upClient) DB() int { return (*Client)(u).DB() }
 
+// User is the client's ACL user, named on its upstreams.
+func (u *upClient) User() string { return (*Client)(u).userName() }
+
 // Upstreams are the client's upstream connections.
 func (u *upClient) Upstreams() *router.Upstreams { return &u.ups }
 

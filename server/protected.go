@@ -23,19 +23,13 @@ const deniedProtectedMode = "-DENIED Redis is running in protected mode because 
 	"option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of " +
 	"the above things in order for the server to start accepting connections from the outside.\r\n"
 
-// defaultUserHasNoPassword reports whether the default user may connect
-// without a password (Redis's DefaultUser->flags & USER_FLAG_NOPASS): for
-// now, requirepass is empty. The one predicate protected mode asks, so the
-// ACL store can answer it instead.
-func defaultUserHasNoPassword(cfg *config.Config) bool { return cfg.RequirePass == "" }
-
 // protectedModeRefuses reports whether protected mode refuses a client
 // connecting from remote, as Redis 7 decides: protected-mode is yes, the
 // default user has no password, and the client is not local — whatever
 // "bind" says (Redis 7 dropped the "no bind address" condition of Redis 6,
 // whose default bind was none).
-func protectedModeRefuses(cfg *config.Config, remote net.Addr) bool {
-	return cfg.ProtectedMode && defaultUserHasNoPassword(cfg) && !isLocalAddr(remote)
+func protectedModeRefuses(cfg *config.Config, defaultNoPass bool, remote net.Addr) bool {
+	return cfg.ProtectedMode && defaultNoPass && !isLocalAddr(remote)
 }
 
 // isLocalAddr is Redis 7.2's connIsLocal: a unix socket, or a TCP peer

@@ -31,15 +31,14 @@ func TestIsLocalAddr(t *testing.T) {
 	}
 	remote := &net.TCPAddr{IP: net.ParseIP("10.0.0.1")}
 	cfg := config.Default()
-	if !protectedModeRefuses(&cfg, remote) {
+	if !protectedModeRefuses(&cfg, true, remote) {
 		t.Errorf("default configuration serves 10.0.0.1 with no password")
 	}
-	cfg.RequirePass = "pw"
-	if protectedModeRefuses(&cfg, remote) {
+	if protectedModeRefuses(&cfg, false, remote) {
 		t.Errorf("refused 10.0.0.1 with a password set")
 	}
-	cfg.RequirePass, cfg.ProtectedMode = "", false
-	if protectedModeRefuses(&cfg, remote) {
+	cfg.ProtectedMode = false
+	if protectedModeRefuses(&cfg, true, remote) {
 		t.Errorf("refused 10.0.0.1 with protected-mode no")
 	}
 }

@@ -113,6 +113,9 @@ type Server struct {
 	// (tls.go; both guarded by mu).
 	tlsListeners map[net.Listener]struct{}
 	listen       func(port int) ([]net.Listener, error)
+
+	// acl is the ACL users' machinery (acl.go).
+	acl aclState
 }
 
 // New returns a server for cfg that sends keyspace operations to shard and
@@ -156,6 +159,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 	}
 	s.cmds = newCommandTable(s.allCommands())
 	noteStartupMemory()
+	s.initACL()
 	s.lost = make([]chan struct{}, node.NumShards())
 	for i := range s.lost {
 		s.lost[i] = make(chan struct{})
@@ -166,11 +170,15 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 			if leader {
 				go s.engineFromConfig(i)
 			}
+			if leader && i == 0 {
+				go s.aclFromConfig()
+			}
 		})
 	} else {
 		for i := range node.NumShards() {
 			s.engineFromConfig(i)
 		}
+		s.aclFromConfig()
 	}
 	return s
 }
@@ -224,9 +232,11 @@ func (s *Server) raftTimings() router.Timings {
 // ServeInternal serves a RESP connection from another node (handed over by
 // the raft port's mux, where cmd/streamd registers it for mux.KindRESP,
 // once the peer has proven in the port's handshake that it is a member):
-// authenticated, and never forwarded again nor answered MOVED. It is not
-// counted against maxclients, does not show in CLIENT LIST (INFO counts it
-// as a cluster connection) and ends with the server.
+// never forwarded again nor answered MOVED. It starts with no ACL rights at
+// all: the forwarding node names its client's user first (STREAMD.AUTHAS),
+// and every command runs as that user. It is not counted against
+// maxclients, does not show in CLIENT LIST (INFO counts it as a cluster
+// connection) and ends with the server.
 func (s *Server) ServeInternal(nc net.Conn) {
 	s.mu.Lock()
 	select {
@@ -381,7 +391,7 @@ func (s *Server) accept(nc net.Conn, tlsCfg *tls.Config) {
 		s.refuse(nc, "-ERR max number of clients reached\r\n")
 		return
 	}
-	if protectedModeRefuses(&cfg, nc.RemoteAddr()) {
+	if protectedModeRefuses(&cfg, s.aclNow().defaultNoPass, nc.RemoteAddr()) {
 		s.mu.Unlock()
 		go s.refuse(nc, deniedProtectedMode) // never stall accepting
 		return
@@ -393,7 +403,8 @@ func (s *Server) accept(nc net.Conn, tlsCfg *tls.Config) {
 		return
 	default:
 	}
-	c := newClient(s, nc, s.nextClientID.Add(1), defaultUserHasNoPassword(&cfg))
+	c := newClient(s, nc, s.nextClientID.Add(1), s.defaultAuthed())
+	c.setUser("default")
 	c.reqs = make(chan []request, reqQueue)
 	s.clients[c.id] = c
 	s.wg.Add(1)

@@ -187,6 +187,14 @@ func run(args []string, logOut io.Writer) error {
 		c.Port = port
 		return listen(c, log)
 	})
+	if err := srv.CheckACLConfig(); err != nil {
+		// A bad "user" line or aclfile: Redis refuses to start too.
+		log.Error("bad ACL configuration, exiting", "err", err)
+		srv.Close()
+		closeListeners()
+		node.Close(false)
+		return err
+	}
 	if m := node.Mux(); m != nil {
 		// Commands other nodes forward to this one arrive on the raft port.
 		m.HandleDetached(mux.KindRESP, srv.ServeInternal)

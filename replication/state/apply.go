@@ -40,6 +40,12 @@ func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.expiredSweep(c, nowMs)
 	case wire.ConfigSet:
 		return ks.configSet(c)
+	case wire.ACLSetUser:
+		return ks.aclSetUser(c)
+	case wire.ACLDelUser:
+		return ks.aclDelUser(c)
+	case wire.ACLLoad:
+		return ks.aclLoad(c)
 	case wire.Exec:
 		return ks.exec(c, nowMs), nil
 	case wire.Copy:

@@ -62,6 +62,8 @@ type Keyspace struct {
 	lastNow int64
 	// counters are INFO's hit/miss/expired counts (counters.go).
 	counters *Counters
+	// acl is the ACL users, sorted by name (acl.go).
+	acl []wire.ACLUser
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.

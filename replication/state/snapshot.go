@@ -23,6 +23,8 @@ import (
 // str = uv length + bytes); every tagged record counts in the trailer:
 //
 //	settings  tagSettings | v stream-node-max-entries | v stream-node-max-bytes | v lastNow
+//	acl       tagACL | uv users | (str name | uv rules | str rule...)...
+//	          (only when there are users: see acl.go)
 //	database  tagDB | uv index | uv keys       (only databases with keys)
 //	key       tagKey | str key | u8 has-deadline [| v deadline]
 //	          | id last-id | v entries-added | id max-deleted-id | id first-id
@@ -55,6 +57,7 @@ const (
 	tagKey      byte = 3
 	tagNode     byte = 4
 	tagGroup    byte = 5
+	tagACL      byte = 6
 )
 
 // Node entry flags.
@@ -86,6 +89,7 @@ func (ks *Keyspace) WriteSnapshot(w io.Writer) error {
 	sw.b = binary.AppendVarint(sw.b, ks.nodeMaxBytes)
 	sw.b = binary.AppendVarint(sw.b, ks.lastNow)
 	sw.end()
+	sw.writeACL(ks.acl)
 
 	var keys []string
 	for i, d := range ks.dbs {
@@ -244,7 +248,7 @@ func (sw *snapWriter) node(key streams.ID, entries []streams.Entry, deleted []bo
 // never changed) and O(keys); consumer group PELs and the SCAN order are
 // copy-on-write btree clones. Like WriteSnapshot, it only reads ks.
 func (ks *Keyspace) Clone() *Keyspace {
-	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, lastNow: ks.lastNow, counters: &Counters{}}
+	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, lastNow: ks.lastNow, counters: &Counters{}, acl: cloneACL(ks.acl)}
 	for i, d := range ks.dbs {
 		nd := &database{
 			keys:    make(map[string]*Object, len(d.keys)),

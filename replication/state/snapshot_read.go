@@ -160,6 +160,10 @@ func (sr *snapReader) body() (*Keyspace, error) {
 		if sr.err != nil || t == tagEnd {
 			break
 		}
+		if t == tagACL && prevDB == -1 && ks.acl == nil {
+			sr.readACL(ks)
+			continue
+		}
 		if t != tagDB {
 			sr.badf("expected a database record, found tag %d", t)
 			break

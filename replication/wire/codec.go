@@ -113,6 +113,11 @@ const (
 	opRandomKey   opCode = 43
 	opMemoryUsage opCode = 44
 
+	// ACL users (commands).
+	opACLSetUser opCode = 45
+	opACLDelUser opCode = 46
+	opACLLoad    opCode = 47
+
 	// New codes go here, numbered on from the last one.
 )
 
@@ -132,6 +137,7 @@ var opNames = [...]string{
 	opKeyspaceInfo: "KeyspaceInfo", opExpiredKeys: "ExpiredKeys",
 	opCopy: "Copy", opRestore: "Restore", opSwapDB: "SwapDB", opDump: "Dump",
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
+	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
 }
 
 func (c opCode) String() string {

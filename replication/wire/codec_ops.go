@@ -45,6 +45,9 @@ package wire
 //	Dump                 Base
 //	RandomKey            db:v Seed:u
 //	MemoryUsage          Base Samples:v
+//	ACLSetUser           f{Replace} Name Rules:strings
+//	ACLDelUser           Names:strings
+//	ACLLoad              count:u (Name Rules:strings)*count
 //
 //	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1} [MaxLen:v] [MinID] [Limit:v]
 //	streams = count:u (f{New,Last} Key:s ID)*count
@@ -223,6 +226,20 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = append(dst, byte(opConfigSet))
 		dst = appendString(dst, o.Name)
 		dst = appendString(dst, o.Value)
+	case ACLSetUser:
+		dst = append(dst, byte(opACLSetUser), bit(o.Replace, 1))
+		dst = appendString(dst, o.Name)
+		dst = appendStrings(dst, o.Rules)
+	case ACLDelUser:
+		dst = append(dst, byte(opACLDelUser))
+		dst = appendStrings(dst, o.Names)
+	case ACLLoad:
+		dst = append(dst, byte(opACLLoad))
+		dst = binary.AppendUvarint(dst, uint64(len(o.Users)))
+		for _, u := range o.Users {
+			dst = appendString(dst, u.Name)
+			dst = appendStrings(dst, u.Rules)
+		}
 	case Exec:
 		dst = append(dst, byte(opExec))
 		dst = appendInt(dst, o.DB)
@@ -526,6 +543,20 @@ func (r *reader) opFields(code opCode) Op {
 	case opConfigSet:
 		name := r.str()
 		return ConfigSet{Name: name, Value: r.str()}
+	case opACLSetUser:
+		f := r.flags(1)
+		name := r.str()
+		return ACLSetUser{Name: name, Rules: r.strs(), Replace: f&1 != 0}
+	case opACLDelUser:
+		return ACLDelUser{Names: r.strs()}
+	case opACLLoad:
+		n := r.count(2)
+		var users []ACLUser
+		for i := 0; i < n && r.err == nil; i++ {
+			name := r.str()
+			users = append(users, ACLUser{Name: name, Rules: r.strs()})
+		}
+		return ACLLoad{Users: users}
 
 	// Queries.
 	case opXRange:

@@ -70,6 +70,11 @@ func sampleOps() []Op {
 		Persist{Base: b},
 		Expired{DB: 5, Names: []string{"k1", "k2"}},
 		ConfigSet{Name: "stream-node-max-entries", Value: "100"},
+		ACLSetUser{Name: "alice", Rules: []string{"on", "#" + strings.Repeat("ab", 32), "~orders*", "+@stream"}},
+		ACLSetUser{Name: "bob", Replace: true},
+		ACLDelUser{Names: []string{"alice", "bob"}},
+		ACLLoad{Users: []ACLUser{{Name: "default", Rules: []string{"on", "nopass"}}, {Name: "x"}}},
+		ACLLoad{},
 		Exec{DB: 2, Ops: []Op{
 			XAdd{Base: b, Trim: Trim{Limit: -1}, ID: streams.IDSpec{Auto: true}, Fields: [][]byte{[]byte("f"), []byte("v")}},
 			XLen{Base: b},

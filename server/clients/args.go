@@ -138,7 +138,7 @@ type KillFilter struct {
 	Type   string // TYPE, lower case: only "normal" matches streamd's clients
 	Addr   string // ADDR: the remote address
 	LAddr  string // LADDR: the local address
-	User   string // USER: only "default" exists
+	User   string // USER: the ACL user (the caller checks it exists)
 	MaxAge int64  // MAXAGE: only clients at least this old, in seconds, when > 0
 	// SkipMe (SKIPME yes|no, default yes) spares the calling client;
 	// Match does not see it, the caller compares identities.
@@ -171,9 +171,6 @@ func ParseKill(args [][]byte) (KillFilter, resp.Reply) {
 		case "laddr":
 			f.LAddr = val
 		case "user":
-			if val != "default" {
-				return KillFilter{}, resp.ErrorReply("ERR No such user '" + val + "'")
-			}
 			f.User = val
 		case "skipme":
 			switch strings.ToLower(val) {
@@ -198,14 +195,14 @@ func ParseKill(args [][]byte) (KillFilter, resp.Reply) {
 }
 
 // Match reports whether the client passes every filter but SKIPME. It
-// reads only i's ID, Addr, LAddr and Age.
+// reads only i's ID, Addr, LAddr, User and Age.
 func (f KillFilter) Match(i Info) bool {
 	switch {
 	case f.ID != 0 && i.ID != f.ID,
 		f.Type != "" && f.Type != "normal",
 		f.Addr != "" && i.Addr != f.Addr,
 		f.LAddr != "" && i.LAddr != f.LAddr,
-		f.User != "" && f.User != "default",
+		f.User != "" && f.User != i.User,
 		f.MaxAge > 0 && seconds(i.Age) < f.MaxAge:
 		return false
 	}

@@ -109,7 +109,6 @@ func TestParseKill(t *testing.T) {
 		{[]string{"id", "0"}, errKillID},
 		{[]string{"id", "x"}, errKillID},
 		{[]string{"type", "bad"}, resp.ErrorReply("ERR Unknown client type 'bad'")},
-		{[]string{"user", "alice"}, resp.ErrorReply("ERR No such user 'alice'")},
 		{[]string{"skipme", "maybe"}, resp.ErrSyntax},
 		{[]string{"maxage", "x"}, resp.ErrNotInteger},
 		{[]string{"addr"}, resp.ErrSyntax},
@@ -128,12 +127,13 @@ func TestParseKill(t *testing.T) {
 	if f, _ := ParseKill(bs("addr", "x")); !f.SkipMe {
 		t.Error("SKIPME defaults to yes")
 	}
-	ok := Info{ID: 4, Addr: "a:1", LAddr: "b:2", Age: 10 * time.Second}
+	ok := Info{ID: 4, Addr: "a:1", LAddr: "b:2", Age: 10 * time.Second, User: "default"}
 	if !f.Match(ok) {
 		t.Error("no match")
 	}
 	for _, i := range []Info{
-		{ID: 5, Addr: "a:1", LAddr: "b:2", Age: 10 * time.Second},
+		{ID: 5, Addr: "a:1", LAddr: "b:2", Age: 10 * time.Second, User: "default"},
+		{ID: 4, Addr: "a:1", LAddr: "b:2", Age: 10 * time.Second, User: "alice"},
 		{ID: 4, Addr: "a:9", LAddr: "b:2", Age: 10 * time.Second},
 		{ID: 4, Addr: "a:1", LAddr: "b:9", Age: 10 * time.Second},
 		{ID: 4, Addr: "a:1", LAddr: "b:2", Age: 9999 * time.Millisecond},

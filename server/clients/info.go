@@ -14,6 +14,7 @@ type Info struct {
 	LAddr string // local address, ip:port
 	FD    int64  // the socket's file descriptor, or -1
 	Name  string // CLIENT SETNAME's name, "" when none
+	User  string // the ACL user ("" reads "default")
 	// Age is how long the connection has been open; Idle how long since
 	// its last command (0 while a command runs).
 	Age, Idle time.Duration
@@ -51,7 +52,7 @@ func (i Info) Flags() string {
 // Line is the client's CLIENT LIST line (without the newline), with Redis
 // 7.2's fields in its order. Buffer and memory figures (qbuf, argv-mem,
 // omem, tot-mem...) are not tracked by streamd and read 0; sub, psub and
-// ssub are 0 (no pub/sub), user is "default", redir -1.
+// ssub are 0 (no pub/sub), redir -1; user is User ("default" when empty).
 func (i Info) Line() string {
 	cmd := i.Cmd
 	if cmd == "" {
@@ -89,7 +90,11 @@ func (i Info) Line() string {
 	}
 	kv("events", "r")
 	kv("cmd", cmd)
-	kv("user", "default")
+	user := i.User
+	if user == "" {
+		user = "default"
+	}
+	kv("user", user)
 	kv("redir", "-1")
 	kv("resp", itoa(int64(i.Resp)))
 	kv("lib-name", i.LibName)

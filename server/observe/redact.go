@@ -7,7 +7,8 @@ import (
 
 // Redact returns args as Redis shows them in the slow log and to MONITOR,
 // for the command named name (a subcommand as "config|set"): AUTH's
-// password (and user), HELLO's AUTH user and password and CONFIG SET
+// password (and user), HELLO's AUTH user and password, ACL SETUSER's
+// user and rules, and CONFIG SET
 // requirepass's value replaced by "(redacted)", where Redis's
 // redactClientCommandArgument does it (only once the arguments parsed).
 // args itself is never changed.
@@ -39,6 +40,12 @@ func Redact(name string, args [][]byte) [][]byte {
 			default:
 				j = len(args)
 			}
+		}
+	case "acl|setuser":
+		// Redis's aclCommand redacts every argument after SETUSER
+		// (the user and its rules: passwords among them).
+		for j := 2; j < len(args); j++ {
+			redact = append(redact, j)
 		}
 	case "config|set":
 		for j := 2; j+1 < len(args); j += 2 {

@@ -61,6 +61,7 @@ func TestRedact(t *testing.T) {
 		want string
 	}{
 		{"auth", b("AUTH", "pw"), "AUTH (redacted)"},
+		{"acl|setuser", b("ACL", "SETUSER", "app", "on", ">pw"), "ACL SETUSER (redacted) (redacted) (redacted)"},
 		{"auth", b("AUTH", "a", "b", "c"), "AUTH a b c"},
 		{"hello", b("HELLO", "3", "SETNAME", "n", "AUTH", "u", "p"), "HELLO 3 SETNAME n AUTH (redacted) (redacted)"},
 		{"hello", b("HELLO", "4", "AUTH", "u", "p"), "HELLO 4 AUTH u p"},

@@ -37,7 +37,14 @@ type Client interface {
 	// addr broke and was closed: the WATCHes made there, and what was
 	// known of the last write sent there, died with it.
 	UpstreamDropped(addr string)
+	// User is the client's ACL user, named to the upstream (AuthAsCommand)
+	// so that the leader runs the client's commands as that user.
+	User() string
 }
+
+// AuthAsCommand is the internal command naming the ACL user an upstream's
+// requests run as (the server answers it on internal connections only).
+const AuthAsCommand = "STREAMD.AUTHAS"
 
 // Upstreams are one client's connections to other nodes' servers, by raft
 // address. The zero value has none.
@@ -64,6 +71,8 @@ type Upstream struct {
 	w     *bufio.Writer
 	proto int
 	db    int
+	// user is the ACL user named on the connection ("" before the first).
+	user string
 }
 
 // Addr is the raft address of the node the upstream goes to.
@@ -137,6 +146,12 @@ func (r *Cluster) Upstream(cl Client, addr string) (*Upstream, error) {
 func (up *Upstream) Send(cl Client, reqs ...[][]byte) error {
 	var buf []byte
 	prefix := 0
+	// The user first: the connection has no rights before it.
+	if u := cl.User(); u != up.user {
+		buf = resp.AppendCommand(buf, []byte(AuthAsCommand), []byte(u))
+		prefix++
+		up.user = u
+	}
 	if p := cl.Proto(); p != up.proto {
 		buf = resp.AppendCommand(buf, []byte("HELLO"), []byte(strconv.Itoa(p)))
 		prefix++
