@@ -13,19 +13,21 @@ import (
 // for XREADGROUP, which Redis 7.2 made read+write.
 func TestKeySpecFlags(t *testing.T) {
 	srv, _ := startTestServer(t, nil)
-	seen := map[string]bool{}
+	keyed := map[string][]string{}
 	for _, c := range srv.cmds.sorted {
 		for _, x := range append([]*Command{c}, c.Subcommands...) {
-			_, listed := keySpecFlags[x.Name]
-			seen[x.Name] = true
-			if x.hasKeys() != listed {
-				t.Errorf("%s: has keys %v, listed in keySpecFlags %v", x.Name, x.hasKeys(), listed)
+			flags := keySpecFlags(x.Name)
+			if x.hasKeys() != (len(flags) > 0) {
+				t.Errorf("%s: has keys %v, key specs %q", x.Name, x.hasKeys(), flags)
+			}
+			if len(flags) > 0 {
+				keyed[x.Name] = flags
 			}
 		}
 	}
-	for name := range keySpecFlags {
-		if !seen[name] {
-			t.Errorf("keySpecFlags lists %s, which is not a command", name)
+	for name := range keySpecOverrides {
+		if keyed[name] == nil {
+			t.Errorf("keySpecOverrides lists %s, which is not a keyed command", name)
 		}
 	}
 	for _, c := range []struct {
@@ -39,7 +41,7 @@ func TestKeySpecFlags(t *testing.T) {
 
 	testutil.RequireTool(t, "redis-server")
 	r := dial(t, startRedis(t))
-	for name, want := range keySpecFlags {
+	for name, want := range keyed {
 		if name == "xreadgroup" {
 			continue
 		}

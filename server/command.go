@@ -48,7 +48,7 @@ type Command struct {
 	// per-request pipelining check; newCommandTable sets them.
 	write, blocking bool
 	// keyAccess is what the ACL key rules check per key (acl_keys.go);
-	// newCommandTable sets it from keySpecFlags.
+	// newCommandTable sets it from the key specs (keySpecFlags).
 	keyAccess []keyAccess
 	// parent is a subcommand's container (nil for a top-level command).
 	parent *Command

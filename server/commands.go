@@ -38,7 +38,7 @@ func newCommandTable(cmds []*Command) *commandTable {
 		for _, x := range append([]*Command{c}, c.Subcommands...) {
 			x.write, x.blocking = hasFlag(x, "write"), hasFlag(x, "blocking")
 			x.keyAccess = nil
-			for _, f := range keySpecFlags[x.Name] {
+			for _, f := range keySpecFlags(x.Name) {
 				x.keyAccess = append(x.keyAccess, specAccess(f))
 			}
 			if x != c {

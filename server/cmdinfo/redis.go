@@ -69,6 +69,21 @@ func init() {
 // name): the server's tests check every row Redis has is there.
 func HasRedisData(name string) bool { return redisData[name] != nil }
 
+// KeySpecFlags returns the flags of each of the command's key specs in
+// redis-server's COMMAND INFO (redis7.json), one space-separated string a
+// spec ("RW access update"); nil when Redis has no key specs for it.
+func KeySpecFlags(name string) []string {
+	e := redisData[name]
+	if e == nil {
+		return nil
+	}
+	var out []string
+	for _, ks := range e.specs {
+		out = append(out, strings.Join(ks.Flags, " "))
+	}
+	return out
+}
+
 func mustValue(name string, raw json.RawMessage) resp.Reply {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
