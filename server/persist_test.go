@@ -311,16 +311,12 @@ func TestShutdownErrors(t *testing.T) {
 	}
 }
 
-// TestCloseAnswersOrFailsInFlight pipelines writes and closes the server
-// meanwhile: every reply the client got is an acknowledged entry that is
-// there after a restart, and the rest of the stream is a connection close.
-func TestCloseAnswersOrFailsInFlight(t *testing.T) {
-	dir := t.TempDir()
-	d := startDurable(t, dir)
-	c := d.dial()
+// pipelineXAdds sends n pipelined "XADD s * n <i>" and waits for the first
+// reply, so that writes are in flight.
+func pipelineXAdds(t *testing.T, c *respConn, n int) {
+	t.Helper()
 	var b strings.Builder
-	const n = 300
-	for i := 0; i < n; i++ {
+	for i := range n {
 		b.WriteString("*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nn\r\n$" +
 			strconv.Itoa(len(strconv.Itoa(i))) + "\r\n" + strconv.Itoa(i) + "\r\n")
 	}
@@ -330,6 +326,17 @@ func TestCloseAnswersOrFailsInFlight(t *testing.T) {
 	if _, err := c.Receive(10 * time.Second); err != nil { // at least one in flight
 		t.Fatal(err)
 	}
+}
+
+// TestCloseAnswersOrFailsInFlight pipelines writes and closes the server
+// meanwhile: every reply the client got is an acknowledged entry that is
+// there after a restart, and the rest of the stream is a connection close.
+func TestCloseAnswersOrFailsInFlight(t *testing.T) {
+	dir := t.TempDir()
+	d := startDurable(t, dir)
+	c := d.dial()
+	const n = 300
+	pipelineXAdds(t, c, n)
 	acked := 1
 	closed := make(chan struct{})
 	go func() { d.stop(true); close(closed) }()

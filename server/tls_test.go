@@ -367,18 +367,8 @@ func TestTLSMaxClients(t *testing.T) {
 func TestTLSGracefulClose(t *testing.T) {
 	ts := startTLSServer(t, nil)
 	c := ts.mustDialTLS(t, &ts.client)
-	var b strings.Builder
 	const n = 300
-	for i := range n {
-		b.WriteString("*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nn\r\n$" +
-			strconv.Itoa(len(strconv.Itoa(i))) + "\r\n" + strconv.Itoa(i) + "\r\n")
-	}
-	if err := c.SendRaw([]byte(b.String())); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Receive(10 * time.Second); err != nil { // at least one in flight
-		t.Fatal(err)
-	}
+	pipelineXAdds(t, c, n)
 	acked := 1
 	closed := make(chan struct{})
 	go func() { ts.srv.Close(); close(closed) }()

@@ -53,12 +53,18 @@ func (n *clusterNode) args(more ...string) []string {
 // leader and three voters.
 func start3Nodes(t *testing.T, extra ...string) []*clusterNode {
 	t.Helper()
+	return start3NodesWith(t, func(int) []string { return extra })
+}
+
+// start3NodesWith is start3Nodes with node i's extra flags from extra(i).
+func start3NodesWith(t *testing.T, extra func(i int) []string) []*clusterNode {
+	t.Helper()
 	streamdBinary(t) // build before the clock starts
 	base := t.TempDir()
 	nodes := make([]*clusterNode, 3)
 	for i := range nodes {
 		nodes[i] = &clusterNode{id: "n" + strconv.Itoa(i+1), port: pickPort(t), raftPort: pickPort(t),
-			dir: filepath.Join(base, "n"+strconv.Itoa(i+1)), extra: extra}
+			dir: filepath.Join(base, "n"+strconv.Itoa(i+1)), extra: extra(i)}
 	}
 	n1 := nodes[0]
 	n1.p = startReady(t, n1.port, n1.dir, n1.args("--bootstrap")...)

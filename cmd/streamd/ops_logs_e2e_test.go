@@ -160,24 +160,9 @@ func TestFailoverWaitsForLeaderE2E(t *testing.T) {
 // a port of its own.
 func start3NodesMetrics(t *testing.T) []*clusterNode {
 	t.Helper()
-	streamdBinary(t)
-	base := t.TempDir()
-	nodes := make([]*clusterNode, 3)
-	for i := range nodes {
-		mport := testutil.FreePort(t)
-		nodes[i] = &clusterNode{id: "n" + strconv.Itoa(i+1), port: pickPort(t), raftPort: pickPort(t),
-			dir: filepath.Join(base, "n"+strconv.Itoa(i+1)), extra: []string{"--metrics-addr", "127.0.0.1:" + strconv.Itoa(mport)}}
-	}
-	n1 := nodes[0]
-	n1.p = startReady(t, n1.port, n1.dir, n1.args("--bootstrap")...)
-	for _, n := range nodes[1:] {
-		n.p = startServer(t, n.port, n.dir, n.args("--join", "127.0.0.1:"+strconv.Itoa(n1.port))...)
-	}
-	for _, n := range nodes {
-		n.p.waitReady(60 * time.Second)
-	}
-	waitVoters(t, nodes, 3)
-	return nodes
+	return start3NodesWith(t, func(int) []string {
+		return []string{"--metrics-addr", "127.0.0.1:" + strconv.Itoa(testutil.FreePort(t))}
+	})
 }
 
 // metricsURL is the node's metrics endpoint (start3NodesMetrics).

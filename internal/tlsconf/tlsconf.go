@@ -175,15 +175,22 @@ func (l *Loader) ServerConfig() *tls.Config {
 		MinVersion: tls.VersionTLS10,
 		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 			st := l.cur.Load()
-			c := st.base()
-			c.Certificates = []tls.Certificate{st.cert}
+			c := st.serverBase(hello)
 			c.ClientAuth = st.clientAuth
 			c.ClientCAs = st.pool
-			c.CipherSuites = st.pickSuite(hello)
 			c.VerifyConnection = st.checkSuite13
 			return c, nil
 		},
 	}
+}
+
+// serverBase is a listener's configuration for one handshake: st's
+// settings, its certificate and the cipher suites for hello.
+func (st *state) serverBase(hello *tls.ClientHelloInfo) *tls.Config {
+	c := st.base()
+	c.Certificates = []tls.Certificate{st.cert}
+	c.CipherSuites = st.pickSuite(hello)
+	return c
 }
 
 // ClusterServerConfig is the raft port's listener configuration: the
@@ -196,10 +203,8 @@ func (l *Loader) ClusterServerConfig() *tls.Config {
 		MinVersion: tls.VersionTLS10,
 		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 			st := l.cur.Load()
-			c := st.base()
-			c.Certificates = []tls.Certificate{st.cert}
+			c := st.serverBase(hello)
 			c.ClientAuth = tls.RequireAnyClientCert
-			c.CipherSuites = st.pickSuite(hello)
 			c.VerifyConnection = func(cs tls.ConnectionState) error {
 				if err := st.checkSuite13(cs); err != nil {
 					return err
