@@ -1,6 +1,7 @@
 package pel
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -38,4 +39,26 @@ func BenchmarkPELMemory1M(b *testing.B) {
 		runtime.KeepAlive(p)
 	}
 	b.ReportMetric(perEntry, "heapB/pending")
+}
+
+// BenchmarkPELMemory100kConsumers builds a PEL of 100k consumers with one
+// pending entry each and reports the live heap bytes per consumer.
+func BenchmarkPELMemory100kConsumers(b *testing.B) {
+	const n = 100_000
+	names := make([]string, n)
+	for j := range names {
+		names[j] = fmt.Sprintf("consumer-%06d", j)
+	}
+	var perConsumer float64
+	for i := 0; i < b.N; i++ {
+		before := heapInUse()
+		p := New()
+		for j := 0; j < n; j++ {
+			p.Put(NACK{ID: streams.ID{Ms: uint64(j)}, Consumer: names[j], DeliveryMs: int64(j), DeliveryCount: 1})
+		}
+		after := heapInUse()
+		perConsumer = float64(after-before) / n
+		runtime.KeepAlive(p)
+	}
+	b.ReportMetric(perConsumer, "heapB/consumer")
 }

@@ -69,6 +69,10 @@ type owner struct {
 // 30-slot slice and land in a 64-slot one).
 const btreeDegree = 32
 
+// idFreeListSize is how many free nodes the consumer indexes of a PEL keep
+// for reuse.
+const idFreeListSize = 32
+
 func entryLess(a, b entry) bool   { return a.ID.Less(b.ID) }
 func idLess(a, b streams.ID) bool { return a.Less(b) }
 
@@ -86,6 +90,10 @@ type PEL struct {
 	slots map[string]uint32
 	// free lists the free slots of owners, reused last first.
 	free []uint32
+	// idNodes is the node free list all consumer indexes share (and share
+	// with clones: it is safe for concurrent use), so a consumer's index
+	// does not carry a free list of its own.
+	idNodes *btree.FreeListG[streams.ID]
 	// bigCounts holds the delivery counts of entries whose count is
 	// countBig, by ID; it is only ever looked up by ID.
 	bigCounts map[streams.ID]int64
@@ -94,8 +102,9 @@ type PEL struct {
 // New returns an empty PEL.
 func New() *PEL {
 	return &PEL{
-		nacks: btree.NewG(btreeDegree, entryLess),
-		slots: map[string]uint32{},
+		nacks:   btree.NewG(btreeDegree, entryLess),
+		slots:   map[string]uint32{},
+		idNodes: btree.NewFreeListG[streams.ID](idFreeListSize),
 	}
 }
 
@@ -273,10 +282,11 @@ func (p *PEL) ConsumerRange(consumer string, start, end streams.ID, count int) [
 // it is cheap until either side changes). The copy keeps the slot numbers.
 func (p *PEL) Clone() *PEL {
 	c := &PEL{
-		nacks:  p.nacks.Clone(),
-		owners: make([]owner, len(p.owners)),
-		slots:  make(map[string]uint32, len(p.slots)),
-		free:   append([]uint32(nil), p.free...),
+		nacks:   p.nacks.Clone(),
+		owners:  make([]owner, len(p.owners)),
+		slots:   make(map[string]uint32, len(p.slots)),
+		free:    append([]uint32(nil), p.free...),
+		idNodes: p.idNodes,
 	}
 	for s, o := range p.owners {
 		if o.ids != nil {
@@ -301,7 +311,7 @@ func (p *PEL) slot(consumer string) uint32 {
 	if s, ok := p.slots[consumer]; ok {
 		return s
 	}
-	o := owner{name: consumer, ids: btree.NewG(btreeDegree, idLess)}
+	o := owner{name: consumer, ids: btree.NewWithFreeListG(btreeDegree, idLess, p.idNodes)}
 	var s uint32
 	if k := len(p.free); k > 0 {
 		s = p.free[k-1]
