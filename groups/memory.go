@@ -10,7 +10,7 @@ import (
 const (
 	groupSize    = int64(unsafe.Sizeof(Group{}))
 	consumerSize = int64(unsafe.Sizeof(Consumer{}))
-	nackSize     = int64(unsafe.Sizeof(pel.NACK{}))
+	nackSize     = pel.EntryBytes
 	ptrSize      = int64(unsafe.Sizeof(uintptr(0)))
 	// idItemSize is a consumer index item (an ID) with its share of the
 	// btree node holding it.

@@ -5,11 +5,19 @@
 // owns. The NACK data lives once, in the group tree; a consumer's index holds
 // IDs only, so the two can never disagree about delivery times or counts.
 //
+// A pending entry is stored compactly (see entry): its ID, delivery time,
+// delivery count and the slot of its owner in the PEL's table of consumer
+// names, 32 bytes without pointers, so the garbage collector does not scan
+// the trees' items. Callers see NACK values, with the owner's name.
+//
 // The package is pure: times are arguments, and nothing iterates a Go map
 // where the order could reach a caller.
 package pel
 
 import (
+	"math"
+	"unsafe"
+
 	"github.com/google/btree"
 
 	"streamd/streams"
@@ -27,27 +35,76 @@ type NACK struct {
 	DeliveryCount int64
 }
 
-// btreeDegree is the google/btree degree of the group and consumer trees.
-const btreeDegree = 16
+// entry is a NACK as the group tree stores it.
+type entry struct {
+	ID         streams.ID
+	DeliveryMs int64
+	// count is the delivery count, or countBig when the count does not
+	// fit (then it is in PEL.bigCounts).
+	count uint32
+	// owner is the slot of the owning consumer in PEL.owners.
+	owner uint32
+}
 
-func nackLess(a, b NACK) bool     { return a.ID.Less(b.ID) }
+// countBig marks an entry whose delivery count is kept in PEL.bigCounts:
+// one set by XCLAIM RETRYCOUNT (or loaded) outside [0, countBig).
+const countBig = math.MaxUint32
+
+// EntryBytes is the size of a stored pending entry, for memory estimates
+// (each tree item also carries its share of its B-tree node).
+const EntryBytes = int64(unsafe.Sizeof(entry{}))
+
+// owner is a slot of the consumer table: a consumer with pending entries and
+// the index of the IDs it owns. A free slot has a nil ids.
+type owner struct {
+	name string
+	ids  *btree.BTreeG[streams.ID]
+}
+
+// btreeDegree is the google/btree degree of the group and consumer trees.
+// Appending in ID order (as XREADGROUP does) leaves nodes half full whatever
+// the degree; the degree decides how much of each node's items slice is
+// spare capacity on top. At 32 both trees keep about twice their items'
+// size (at 16 the consumer index kept four times: 31 IDs outgrow a
+// 30-slot slice and land in a 64-slot one).
+const btreeDegree = 32
+
+// idFreeListSize is how many free nodes the consumer indexes of a PEL keep
+// for reuse.
+const idFreeListSize = 32
+
+func entryLess(a, b entry) bool   { return a.ID.Less(b.ID) }
 func idLess(a, b streams.ID) bool { return a.Less(b) }
 
 // PEL is a group's pending entries list with its per-consumer indexes. The
 // zero value is not usable: call New. A PEL is not safe for concurrent use;
 // the keyspace serialises access.
 type PEL struct {
-	nacks *btree.BTreeG[NACK]
-	// owners maps a consumer name to the IDs it owns. It is only ever looked
-	// up by name; Check and Consumers sort the names before use.
-	owners map[string]*btree.BTreeG[streams.ID]
+	nacks *btree.BTreeG[entry]
+	// owners is the consumer table, by slot: only consumers with pending
+	// entries have one. Slot numbers depend on the history of operations,
+	// so they never reach a caller: NACKs carry the name.
+	owners []owner
+	// slots maps a consumer name to its slot. It is only ever looked up by
+	// name; Check sorts the names before use.
+	slots map[string]uint32
+	// free lists the free slots of owners, reused last first.
+	free []uint32
+	// idNodes is the node free list all consumer indexes share (and share
+	// with clones: it is safe for concurrent use), so a consumer's index
+	// does not carry a free list of its own.
+	idNodes *btree.FreeListG[streams.ID]
+	// bigCounts holds the delivery counts of entries whose count is
+	// countBig, by ID; it is only ever looked up by ID.
+	bigCounts map[streams.ID]int64
 }
 
 // New returns an empty PEL.
 func New() *PEL {
 	return &PEL{
-		nacks:  btree.NewG(btreeDegree, nackLess),
-		owners: map[string]*btree.BTreeG[streams.ID]{},
+		nacks:   btree.NewG(btreeDegree, entryLess),
+		slots:   map[string]uint32{},
+		idNodes: btree.NewFreeListG[streams.ID](idFreeListSize),
 	}
 }
 
@@ -56,44 +113,91 @@ func (p *PEL) Len() int { return p.nacks.Len() }
 
 // ConsumerLen returns the number of pending entries owned by consumer.
 func (p *PEL) ConsumerLen(consumer string) int {
-	if idx := p.owners[consumer]; idx != nil {
-		return idx.Len()
+	if s, ok := p.slots[consumer]; ok {
+		return p.owners[s].ids.Len()
 	}
 	return 0
 }
 
+// view returns the NACK stored as e.
+func (p *PEL) view(e entry) NACK {
+	n := NACK{ID: e.ID, Consumer: p.owners[e.owner].name, DeliveryMs: e.DeliveryMs, DeliveryCount: int64(e.count)}
+	if e.count == countBig {
+		n.DeliveryCount = p.bigCounts[e.ID]
+	}
+	return n
+}
+
 // Get returns the NACK for id.
 func (p *PEL) Get(id streams.ID) (NACK, bool) {
-	return p.nacks.Get(NACK{ID: id})
+	e, ok := p.nacks.Get(entry{ID: id})
+	if !ok {
+		return NACK{}, false
+	}
+	return p.view(e), true
 }
 
 // First returns the pending entry with the smallest ID.
-func (p *PEL) First() (NACK, bool) { return p.nacks.Min() }
+func (p *PEL) First() (NACK, bool) {
+	e, ok := p.nacks.Min()
+	if !ok {
+		return NACK{}, false
+	}
+	return p.view(e), true
+}
 
 // Last returns the pending entry with the greatest ID.
-func (p *PEL) Last() (NACK, bool) { return p.nacks.Max() }
+func (p *PEL) Last() (NACK, bool) {
+	e, ok := p.nacks.Max()
+	if !ok {
+		return NACK{}, false
+	}
+	return p.view(e), true
+}
 
 // Put stores n, replacing any NACK with the same ID; when the owner changes,
 // the ID moves from the old consumer's index to the new one. It returns the
 // NACK replaced, if any.
 func (p *PEL) Put(n NACK) (prev NACK, replaced bool) {
-	prev, replaced = p.nacks.ReplaceOrInsert(n)
-	if replaced && prev.Consumer != n.Consumer {
-		p.unindex(prev.Consumer, n.ID)
+	slot := p.slot(n.Consumer)
+	e := entry{ID: n.ID, DeliveryMs: n.DeliveryMs, count: countBig, owner: slot}
+	if n.DeliveryCount >= 0 && n.DeliveryCount < countBig {
+		e.count = uint32(n.DeliveryCount)
 	}
-	if !replaced || prev.Consumer != n.Consumer {
-		p.index(n.Consumer, n.ID)
+	old, replaced := p.nacks.ReplaceOrInsert(e)
+	if replaced {
+		prev = p.view(old)
+		if old.count == countBig && e.count != countBig {
+			delete(p.bigCounts, n.ID)
+		}
+	}
+	if e.count == countBig {
+		if p.bigCounts == nil {
+			p.bigCounts = map[streams.ID]int64{}
+		}
+		p.bigCounts[n.ID] = n.DeliveryCount
+	}
+	if !replaced || old.owner != slot {
+		p.owners[slot].ids.ReplaceOrInsert(n.ID)
+	}
+	if replaced && old.owner != slot {
+		p.unindex(old.owner, n.ID)
 	}
 	return prev, replaced
 }
 
 // Remove deletes the NACK for id (XACK) and returns it.
 func (p *PEL) Remove(id streams.ID) (NACK, bool) {
-	n, ok := p.nacks.Delete(NACK{ID: id})
-	if ok {
-		p.unindex(n.Consumer, id)
+	e, ok := p.nacks.Delete(entry{ID: id})
+	if !ok {
+		return NACK{}, false
 	}
-	return n, ok
+	n := p.view(e)
+	if e.count == countBig {
+		delete(p.bigCounts, id)
+	}
+	p.unindex(e.owner, id)
+	return n, true
 }
 
 // Transfer gives the pending entry id to consumer, keeping its delivery time
@@ -111,23 +215,26 @@ func (p *PEL) Transfer(id streams.ID, consumer string) bool {
 // RemoveConsumer deletes every pending entry owned by consumer (XGROUP
 // DELCONSUMER, Redis's streamDelConsumer) and returns how many there were.
 func (p *PEL) RemoveConsumer(consumer string) int {
-	idx := p.owners[consumer]
-	if idx == nil {
+	s, ok := p.slots[consumer]
+	if !ok {
 		return 0
 	}
+	idx := p.owners[s].ids
 	n := idx.Len()
 	idx.Ascend(func(id streams.ID) bool {
-		p.nacks.Delete(NACK{ID: id})
+		if e, ok := p.nacks.Delete(entry{ID: id}); ok && e.count == countBig {
+			delete(p.bigCounts, id)
+		}
 		return true
 	})
-	delete(p.owners, consumer)
+	p.release(s)
 	return n
 }
 
 // Ascend calls fn with the pending entries whose ID is >= from, in ID order,
 // until fn returns false. fn must not change the PEL.
 func (p *PEL) Ascend(from streams.ID, fn func(NACK) bool) {
-	p.nacks.AscendGreaterOrEqual(NACK{ID: from}, fn)
+	p.nacks.AscendGreaterOrEqual(entry{ID: from}, func(e entry) bool { return fn(p.view(e)) })
 }
 
 // Range returns up to count pending entries with start <= ID <= end, in ID
@@ -147,13 +254,13 @@ func (p *PEL) Range(start, end streams.ID, count int) []NACK {
 // AscendConsumer calls fn with consumer's pending entries whose ID is >=
 // from, in ID order, until fn returns false. fn must not change the PEL.
 func (p *PEL) AscendConsumer(consumer string, from streams.ID, fn func(NACK) bool) {
-	idx := p.owners[consumer]
-	if idx == nil {
+	s, ok := p.slots[consumer]
+	if !ok {
 		return
 	}
-	idx.AscendGreaterOrEqual(from, func(id streams.ID) bool {
-		n, _ := p.nacks.Get(NACK{ID: id})
-		return fn(n)
+	p.owners[s].ids.AscendGreaterOrEqual(from, func(id streams.ID) bool {
+		e, _ := p.nacks.Get(entry{ID: id})
+		return fn(p.view(e))
 	})
 }
 
@@ -172,33 +279,67 @@ func (p *PEL) ConsumerRange(consumer string, start, end streams.ID, count int) [
 }
 
 // Clone returns an independent copy (copy-on-write through btree Clone, so
-// it is cheap until either side changes).
+// it is cheap until either side changes). The copy keeps the slot numbers.
 func (p *PEL) Clone() *PEL {
-	c := &PEL{nacks: p.nacks.Clone(), owners: make(map[string]*btree.BTreeG[streams.ID], len(p.owners))}
-	for name, idx := range p.owners {
-		c.owners[name] = idx.Clone()
+	c := &PEL{
+		nacks:   p.nacks.Clone(),
+		owners:  make([]owner, len(p.owners)),
+		slots:   make(map[string]uint32, len(p.slots)),
+		free:    append([]uint32(nil), p.free...),
+		idNodes: p.idNodes,
+	}
+	for s, o := range p.owners {
+		if o.ids != nil {
+			c.owners[s] = owner{name: o.name, ids: o.ids.Clone()}
+		}
+	}
+	for name, s := range p.slots {
+		c.slots[name] = s
+	}
+	if len(p.bigCounts) > 0 {
+		c.bigCounts = make(map[streams.ID]int64, len(p.bigCounts))
+		for id, n := range p.bigCounts {
+			c.bigCounts[id] = n
+		}
 	}
 	return c
 }
 
-func (p *PEL) index(consumer string, id streams.ID) {
-	idx := p.owners[consumer]
-	if idx == nil {
-		idx = btree.NewG(btreeDegree, idLess)
-		p.owners[consumer] = idx
+// slot returns consumer's slot, giving it one (with an empty index) if it
+// has none. A new slot must get an ID before the PEL is used again.
+func (p *PEL) slot(consumer string) uint32 {
+	if s, ok := p.slots[consumer]; ok {
+		return s
 	}
-	idx.ReplaceOrInsert(id)
+	o := owner{name: consumer, ids: btree.NewWithFreeListG(btreeDegree, idLess, p.idNodes)}
+	var s uint32
+	if k := len(p.free); k > 0 {
+		s = p.free[k-1]
+		p.free = p.free[:k-1]
+		p.owners[s] = o
+	} else {
+		s = uint32(len(p.owners))
+		p.owners = append(p.owners, o)
+	}
+	p.slots[consumer] = s
+	return s
 }
 
-func (p *PEL) unindex(consumer string, id streams.ID) {
-	idx := p.owners[consumer]
-	if idx == nil {
-		return
-	}
+// unindex removes id from the index of the consumer in slot s, and frees the
+// slot when that was its last pending entry.
+func (p *PEL) unindex(s uint32, id streams.ID) {
+	idx := p.owners[s].ids
 	idx.Delete(id)
 	if idx.Len() == 0 {
-		// An empty index is dropped so that owners only names consumers
-		// with pending entries; ConsumerLen answers 0 for the others.
-		delete(p.owners, consumer)
+		// An empty index is dropped so that only consumers with pending
+		// entries have a slot; ConsumerLen answers 0 for the others.
+		p.release(s)
 	}
+}
+
+// release frees slot s.
+func (p *PEL) release(s uint32) {
+	delete(p.slots, p.owners[s].name)
+	p.owners[s] = owner{}
+	p.free = append(p.free, s)
 }

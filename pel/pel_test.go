@@ -181,14 +181,88 @@ func TestCheckFindsCorruption(t *testing.T) {
 	p := New()
 	p.Put(NACK{ID: id(1), Consumer: "a", DeliveryCount: 1})
 	// Corrupt on purpose: index the ID under a second consumer.
-	p.index("b", id(1))
+	p.owners[p.slot("b")].ids.ReplaceOrInsert(id(1))
 	if err := p.Check(); err == nil {
 		t.Fatal("Check missed an ID indexed by the wrong consumer")
 	}
 	q := New()
 	q.Put(NACK{ID: id(1), Consumer: "a", DeliveryCount: 1})
-	q.owners["a"].Delete(id(1))
+	q.owners[q.slots["a"]].ids.Delete(id(1))
 	if err := q.Check(); err == nil {
 		t.Fatal("Check missed a NACK absent from its owner's index")
+	}
+}
+
+// TestPELDeliveryCountsOutsideEntry covers counts that do not fit an entry
+// (XCLAIM RETRYCOUNT 2^32 and more, or a negative count from a snapshot):
+// they come back exactly, move with their entry and go with it.
+func TestPELDeliveryCountsOutsideEntry(t *testing.T) {
+	p := New()
+	counts := []int64{0, 1, countBig - 1, countBig, countBig + 1, 1 << 40, -1, -1 << 62}
+	for i, c := range counts {
+		p.Put(NACK{ID: id(uint64(i + 1)), Consumer: "a", DeliveryMs: int64(i), DeliveryCount: c})
+	}
+	check := func(step string) {
+		t.Helper()
+		if err := p.Check(); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	check("put")
+	for i, c := range counts {
+		if n, ok := p.Get(id(uint64(i + 1))); !ok || n.DeliveryCount != c || n.Consumer != "a" {
+			t.Fatalf("count %d came back as %+v", c, n)
+		}
+	}
+	c := p.Clone()
+	// A big count replaced by a small one, and the other way round.
+	p.Put(NACK{ID: id(5), Consumer: "b", DeliveryCount: 7})
+	p.Put(NACK{ID: id(2), Consumer: "a", DeliveryCount: 1 << 33})
+	check("replace")
+	if n, _ := p.Get(id(5)); n.DeliveryCount != 7 || n.Consumer != "b" {
+		t.Fatalf("id 5: %+v", n)
+	}
+	if n, _ := p.Get(id(2)); n.DeliveryCount != 1<<33 {
+		t.Fatalf("id 2: %+v", n)
+	}
+	if n, _ := c.Get(id(5)); n.DeliveryCount != countBig+1 || n.Consumer != "a" {
+		t.Fatalf("clone changed: %+v", n)
+	}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	p.Remove(id(6))
+	check("remove")
+	p.RemoveConsumer("a")
+	check("remove consumer")
+	if p.Len() != 1 || len(p.bigCounts) != 0 {
+		t.Fatalf("left %d entries, %d counts aside", p.Len(), len(p.bigCounts))
+	}
+}
+
+// TestPELSlotsAreReused checks that consumers whose last entry went give
+// their slot back, and that a reused slot names the new consumer.
+func TestPELSlotsAreReused(t *testing.T) {
+	p := New()
+	for i, name := range []string{"a", "b", "c"} {
+		p.Put(NACK{ID: id(uint64(i + 1)), Consumer: name, DeliveryCount: 1})
+	}
+	p.Remove(id(2))        // b leaves
+	p.Transfer(id(1), "c") // a leaves
+	p.Put(NACK{ID: id(9), Consumer: "d", DeliveryCount: 1})
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.owners) != 3 || len(p.free) != 1 {
+		t.Fatalf("%d slots, %d free", len(p.owners), len(p.free))
+	}
+	got := map[streams.ID]string{}
+	p.Ascend(streams.MinID, func(n NACK) bool { got[n.ID] = n.Consumer; return true })
+	want := map[streams.ID]string{id(1): "c", id(3): "c", id(9): "d"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("owners %v, want %v", got, want)
+	}
+	if p.ConsumerLen("a") != 0 || p.ConsumerLen("b") != 0 || p.ConsumerLen("c") != 2 || p.ConsumerLen("d") != 1 {
+		t.Fatal("consumer lengths wrong")
 	}
 }

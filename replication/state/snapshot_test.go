@@ -112,9 +112,12 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	ks, g := buildState(t, 1, 3000)
 	// Something of everything, whatever the random run left.
 	mustApply(t, ks, wire.ConfigSet{Name: "stream-node-max-bytes", Value: "8kb"}, g.now)
-	mustApply(t, ks, xadd("z", "*"), g.now)
+	zid := mustApply(t, ks, xadd("z", "*"), g.now).(streams.ID)
 	mustApply(t, ks, wire.XGroupCreate{Base: base("z"), Group: "zg", EntriesRead: -1}, g.now)
 	mustApply(t, ks, wire.XReadGroup{Group: "zg", Consumer: "zc", Streams: []wire.ReadStream{{Key: "z", New: true}}}, g.now)
+	// A delivery count too big for the compact pending entry.
+	mustApply(t, ks, wire.XClaim{Base: base("z"), Group: "zg", Consumer: "zc2", IDs: []streams.ID{zid},
+		IdleMs: -1, TimeMs: -1, RetryCount: 1 << 40, JustID: true}, g.now)
 	mustApply(t, ks, wire.Expire{Base: base("z"), Ms: 100_000, Relative: true}, g.now)
 	mustApply(t, ks, wire.XAdd{Base: wire.Base{DB: 15, Key: "last"}, ID: streams.IDSpec{Auto: true},
 		Fields: fv("", ""), Trim: wire.Trim{Limit: -1}}, g.now)
