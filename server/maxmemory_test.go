@@ -1,0 +1,267 @@
+package server
+
+import (
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"streamd/config"
+)
+
+const oomText = "(error) OOM command not allowed when used memory > 'maxmemory'."
+
+// usedMemory is INFO memory's used_memory after a collection.
+func usedMemory(t *testing.T, c *respConn) int64 {
+	t.Helper()
+	runtime.GC()
+	n, err := strconv.ParseInt(infoFields(t, c, "INFO", "memory")["used_memory"], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestMaxMemoryOOM fills a server set a few megabytes above its used memory
+// with XADDs until they answer OOM; then the commands that do not add data
+// (XACK, XDEL, XTRIM, DEL, XRANGE, XREADGROUP) still run, the denyoom ones
+// (XGROUP CREATE/CREATECONSUMER, XSETID, COPY, pipelined XADDs) are refused
+// and counted as rejected; once the stream is trimmed and the heap
+// collected, XADD runs again. The Go soft memory limit follows maxmemory.
+func TestMaxMemoryOOM(t *testing.T) {
+	// A durable shard: an in-memory one's log would hold every XADD.
+	_, addr := startDurableServer(t, nil)
+	c := dial(t, addr)
+	defer c.Close()
+	if got := mustDo(t, c, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"); got != "+OK" {
+		t.Fatal(got)
+	}
+	limit := usedMemory(t, c) + 4<<20
+	if got := mustDo(t, c, "CONFIG", "SET", "maxmemory", strconv.FormatInt(limit, 10)); got != "+OK" {
+		t.Fatalf("CONFIG SET maxmemory: %s", got)
+	}
+	defer mustDo(t, c, "CONFIG", "SET", "maxmemory", "0")
+	if got, want := debug.SetMemoryLimit(-1), GoMemoryLimit(limit); got != want || want != limit+32<<20 {
+		t.Errorf("Go memory limit %d, want %d", got, want)
+	}
+	f := infoFields(t, c, "INFO", "memory")
+	if f["maxmemory"] != strconv.FormatInt(limit, 10) || f["maxmemory_policy"] != "noeviction" || !strings.HasSuffix(f["maxmemory_human"], "M") {
+		t.Errorf("INFO memory maxmemory %q %q %q", f["maxmemory"], f["maxmemory_human"], f["maxmemory_policy"])
+	}
+	mustDo(t, c, "CONFIG", "RESETSTAT")
+	value := strings.Repeat("v", 64<<10)
+	var ids []string
+	oom := false
+	for i := 0; i < 4000 && !oom; i++ {
+		v, err := c.Do("XADD", "s", "*", "f", value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case v.String() == oomText:
+			oom = true
+		case v.Kind == '$':
+			ids = append(ids, v.Str)
+		default:
+			t.Fatalf("XADD: %s", v)
+		}
+	}
+	if !oom || len(ids) < 2 {
+		t.Fatalf("no OOM after %d XADDs of 64 KiB over a limit of used+4MiB", len(ids))
+	}
+	for _, args := range [][]string{
+		{"XADD", "s", "*", "f", "v"},
+		{"XADD", "other", "*", "f", "v"},
+		{"XGROUP", "CREATE", "s", "g2", "$"},
+		{"XGROUP", "CREATECONSUMER", "s", "g", "alice"},
+		{"XSETID", "s", ids[len(ids)-1]},
+		{"COPY", "s", "s2"},
+	} {
+		if got := mustDo(t, c, args...); got != oomText {
+			t.Errorf("%q over maxmemory = %s", args, got)
+		}
+	}
+	// Pipelined XADDs are refused one by one, in order.
+	var pipe strings.Builder
+	for range 3 {
+		pipe.WriteString("*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n$1\r\n*\r\n$1\r\nf\r\n$1\r\nv\r\n")
+	}
+	pipe.WriteString("*2\r\n$4\r\nXLEN\r\n$1\r\ns\r\n")
+	if err := c.SendRaw([]byte(pipe.String())); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		v, err := c.Receive(10 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 3 && v.String() != oomText || i == 3 && v.String() != "(integer) "+strconv.Itoa(len(ids)) {
+			t.Errorf("pipelined reply %d = %s", i, v)
+		}
+	}
+	// What does not add data still runs.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"XLEN", "s"}, "(integer) " + strconv.Itoa(len(ids))},
+		{[]string{"XACK", "s", "g", ids[0]}, "(integer) 0"},
+		{[]string{"XDEL", "s", ids[0]}, "(integer) 1"},
+		{[]string{"DEL", "nosuchkey"}, "(integer) 0"},
+	} {
+		if got := mustDo(t, c, tt.args...); got != tt.want {
+			t.Errorf("%q over maxmemory = %s, want %s", tt.args, got, tt.want)
+		}
+	}
+	if v, err := c.Do("XRANGE", "s", ids[1], ids[1]); err != nil || len(v.Elems) != 1 || v.Elems[0].Elems[0].Str != ids[1] {
+		t.Errorf("XRANGE over maxmemory = %.200s, %v", v, err)
+	}
+	if v, err := c.Do("XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "STREAMS", "s", ">"); err != nil || v.Kind != '*' || len(v.Elems) != 1 {
+		t.Errorf("XREADGROUP over maxmemory = %s, %v", v, err)
+	}
+	if got := mustDo(t, c, "XACK", "s", "g", ids[1]); got != "(integer) 1" {
+		t.Errorf("XACK over maxmemory = %s", got)
+	}
+	// Refusals are rejected calls, counted under OOM.
+	stats := infoFields(t, c, "INFO", "commandstats")
+	if !strings.Contains(stats["cmdstat_xadd"], "rejected_calls=") || strings.Contains(stats["cmdstat_xadd"], "rejected_calls=0,") {
+		t.Errorf("cmdstat_xadd %q: no rejected calls", stats["cmdstat_xadd"])
+	}
+	if got := infoFields(t, c, "INFO", "errorstats")["errorstat_OOM"]; got != "count=10" {
+		t.Errorf("errorstat_OOM %q, want count=10", got)
+	}
+
+	// Drained, the heap shrinks below the limit and XADD runs again.
+	if got := mustDo(t, c, "XTRIM", "s", "MAXLEN", "0"); got != "(integer) "+strconv.Itoa(len(ids)-1) {
+		t.Errorf("XTRIM = %s", got)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		runtime.GC()
+		v, err := c.Do("XADD", "s", "*", "f", "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Kind == '$' {
+			break
+		}
+		if v.String() != oomText || time.Now().After(deadline) {
+			t.Fatalf("XADD after XTRIM = %s (used %d, limit %d)", v, usedMemory(t, c), limit)
+		}
+		time.Sleep(20 * time.Millisecond) // poll: the sampler runs every 100 ms
+	}
+	if got := mustDo(t, c, "DEL", "s"); got != "(integer) 1" {
+		t.Errorf("DEL = %s", got)
+	}
+	if got := mustDo(t, c, "CONFIG", "SET", "maxmemory", "0"); got != "+OK" {
+		t.Fatal(got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != startMemoryLimit {
+		t.Errorf("Go memory limit %d after maxmemory 0, want %d", got, startMemoryLimit)
+	}
+}
+
+// TestMaxMemoryMulti: over maxmemory, MULTI refuses every command but EXEC,
+// DISCARD, QUIT and RESET while queuing (EXEC then answers EXECABORT), and
+// an EXEC whose queue holds a denyoom command queued before the limit was
+// crossed is refused with the reason; a transaction of reads only runs.
+func TestMaxMemoryMulti(t *testing.T) {
+	_, addr := startTestServer(t, nil)
+	c, admin := dial(t, addr), dial(t, addr)
+	defer c.Close()
+	defer admin.Close()
+	mustDo(t, c, "XADD", "s", "1-1", "f", "v")
+	mustDo(t, c, "MULTI")
+	mustDo(t, c, "XADD", "s", "*", "f", "v")
+	mustDo(t, c, "XLEN", "s")
+	// 1 byte: any used memory is over it, at once.
+	if got := mustDo(t, admin, "CONFIG", "SET", "maxmemory", "1"); got != "+OK" {
+		t.Fatal(got)
+	}
+	defer mustDo(t, admin, "CONFIG", "SET", "maxmemory", "0")
+	mustDo(t, admin, "CONFIG", "RESETSTAT")
+	steps := []struct{ cmd, want string }{
+		{"EXEC", "(error) EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'."},
+		{"MULTI", "+OK"},
+		{"PING", oomText},
+		{"XRANGE s - +", oomText},
+		{"XADD s * f v", oomText},
+		{"EXEC", "(error) EXECABORT Transaction discarded because of previous errors."},
+		{"MULTI", "+OK"},
+		{"DISCARD", "+OK"},
+		{"MULTI", "+OK"},
+		{"EXEC", "[]"},
+		{"XLEN s", "(integer) 1"},
+	}
+	for _, st := range steps {
+		if got := mustDo(t, c, strings.Fields(st.cmd)...); got != st.want {
+			t.Errorf("%s = %s, want %s", st.cmd, got, st.want)
+		}
+	}
+	errs := infoFields(t, admin, "INFO", "errorstats")
+	if errs["errorstat_OOM"] != "count=3" || errs["errorstat_EXECABORT"] != "count=2" {
+		t.Errorf("errorstats %v", errs)
+	}
+	stats := infoFields(t, admin, "INFO", "commandstats")
+	for name, want := range map[string]string{"exec": "rejected_calls=1,failed_calls=1", "ping": "rejected_calls=1,failed_calls=0"} {
+		if !strings.Contains(stats["cmdstat_"+name], want) {
+			t.Errorf("cmdstat_%s %q, want %s", name, stats["cmdstat_"+name], want)
+		}
+	}
+}
+
+// TestMaxMemoryConfig: CONFIG SET/GET maxmemory with units and Redis's
+// errors; maxmemory-policy takes noeviction only; the server's start-up
+// maxmemory sets the OOM state and the Go memory limit.
+func TestMaxMemoryConfig(t *testing.T) {
+	_, addr := startTestServer(t, func(c *config.Config) { c.MaxMemory = 1 })
+	c := dial(t, addr)
+	defer c.Close()
+	defer mustDo(t, c, "CONFIG", "SET", "maxmemory", "0")
+	if got := mustDo(t, c, "XADD", "s", "*", "f", "v"); got != oomText {
+		t.Errorf("XADD with maxmemory 1 from the start = %s", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != GoMemoryLimit(1) {
+		t.Errorf("Go memory limit %d, want %d", got, GoMemoryLimit(1))
+	}
+	for _, tt := range []struct{ value, get string }{{"1gb", "1073741824"}, {"100MB", "104857600"}, {"0", "0"}} {
+		if got := mustDo(t, c, "CONFIG", "SET", "maxmemory", tt.value); got != "+OK" {
+			t.Errorf("CONFIG SET maxmemory %s = %s", tt.value, got)
+		}
+		if got := mustDo(t, c, "CONFIG", "GET", "maxmemory"); got != `["maxmemory", "`+tt.get+`"]` {
+			t.Errorf("CONFIG GET maxmemory after %s = %s", tt.value, got)
+		}
+	}
+	for _, bad := range []string{"-1", "1.5mb", "lots"} {
+		want := "(error) ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
+		if got := mustDo(t, c, "CONFIG", "SET", "maxmemory", bad); got != want {
+			t.Errorf("CONFIG SET maxmemory %s = %s", bad, got)
+		}
+	}
+	want := "(error) ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - streamd supports only 'noeviction' " +
+		"(streamd never evicts keys)"
+	if got := mustDo(t, c, "CONFIG", "SET", "maxmemory-policy", "allkeys-lru"); got != want {
+		t.Errorf("CONFIG SET maxmemory-policy allkeys-lru = %s", got)
+	}
+	if got := mustDo(t, c, "XADD", "s", "*", "f", "v"); !strings.HasPrefix(got, `"`) {
+		t.Errorf("XADD with maxmemory 0 = %s", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != startMemoryLimit {
+		t.Errorf("Go memory limit %d after maxmemory 0, want %d", got, startMemoryLimit)
+	}
+}
+
+// TestGoMemoryLimit: maxmemory plus a quarter, at least plus 32 MiB, no
+// overflow; 0 is the start-up limit.
+func TestGoMemoryLimit(t *testing.T) {
+	for in, want := range map[int64]int64{1: 1 + 32<<20, 100 << 20: 132 << 20, 1 << 30: 1<<30 + 256<<20, 1<<63 - 10: 1<<63 - 1} {
+		if got := GoMemoryLimit(in); got != want {
+			t.Errorf("GoMemoryLimit(%d) = %d, want %d", in, got, want)
+		}
+	}
+	if GoMemoryLimit(0) != startMemoryLimit {
+		t.Error("GoMemoryLimit(0) is not the start-up limit")
+	}
+}
