@@ -1,6 +1,7 @@
 package server
 
 import (
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -264,4 +265,79 @@ func TestGoMemoryLimit(t *testing.T) {
 	if GoMemoryLimit(0) != startMemoryLimit {
 		t.Error("GoMemoryLimit(0) is not the start-up limit")
 	}
+}
+
+// TestMaxMemoryVsRedis runs the same commands over a 1-byte maxmemory on
+// redis-server and streamd: the OOM text, what still runs, MULTI's
+// queue-time refusals and EXEC's EXECABORT (with the reason for a queue
+// holding a denyoom command), CONFIG's replies, and the errorstats and
+// commandstats' calls/rejected/failed counts they leave.
+func TestMaxMemoryVsRedis(t *testing.T) {
+	raddr := startRedis(t)
+	_, saddr := startTestServer(t, nil)
+	type side struct{ c, admin *respConn }
+	sides := []side{{dial(t, raddr), dial(t, raddr)}, {dial(t, saddr), dial(t, saddr)}}
+	do := func(admin bool, args ...string) {
+		t.Helper()
+		var got [2]Value
+		for i, s := range sides {
+			c := s.c
+			if admin {
+				c = s.admin
+			}
+			v, err := c.Do(args...)
+			if err != nil {
+				t.Fatalf("%q: %v", args, err)
+			}
+			got[i] = v
+		}
+		if !got[1].Equal(got[0]) {
+			t.Errorf("%q:\n streamd %s\n redis   %s", args, got[1], got[0])
+		}
+	}
+	do(true, "XADD", "s", "1-1", "f", "v")
+	do(true, "XADD", "s", "1-2", "f", "v")
+	do(true, "XGROUP", "CREATE", "s", "g", "0")
+	do(false, "MULTI")
+	do(false, "XADD", "s", "2-1", "f", "v")
+	do(true, "CONFIG", "SET", "maxmemory", "1")
+	do(true, "CONFIG", "RESETSTAT")
+	for _, cmd := range []string{
+		"EXEC", "XADD s * f v", "XADD s 3-1 f v", "XGROUP CREATE s g2 $", "XGROUP CREATECONSUMER s g c",
+		"XSETID s 5-0", "COPY s s2", "XLEN s", "XRANGE s - +", "XREADGROUP GROUP g c COUNT 1 STREAMS s >",
+		"XACK s g 1-1", "XDEL s 1-1", "XCLAIM s g c 0 1-2", "XINFO GROUPS s",
+		"MULTI", "PING", "XLEN s", "EXEC", "MULTI", "EXEC", "MULTI", "DISCARD",
+		"MULTI", "XTRIM s MAXLEN 0", "EXEC", "XTRIM s MAXLEN 0", "DEL s", "EXISTS s",
+		"CONFIG GET maxmemory", "CONFIG SET maxmemory lots", "CONFIG SET maxmemory -1",
+	} {
+		do(false, strings.Fields(cmd)...)
+	}
+	// The counts: errorstats whole, commandstats without the times.
+	counts := func(c *respConn) (map[string]string, map[string]string) {
+		errs := infoFields(t, c, "INFO", "errorstats")
+		cmds := map[string]string{}
+		for k, v := range infoFields(t, c, "INFO", "commandstats") {
+			if strings.HasPrefix(k, "cmdstat_config") || strings.HasPrefix(k, "cmdstat_info") || strings.HasPrefix(k, "cmdstat_command") {
+				continue
+			}
+			var kept []string
+			for _, f := range strings.Split(v, ",") {
+				if strings.HasPrefix(f, "calls=") || strings.HasPrefix(f, "rejected_calls=") || strings.HasPrefix(f, "failed_calls=") {
+					kept = append(kept, f)
+				}
+			}
+			cmds[k] = strings.Join(kept, ",")
+		}
+		return errs, cmds
+	}
+	rerrs, rcmds := counts(sides[0].admin)
+	serrs, scmds := counts(sides[1].admin)
+	if !reflect.DeepEqual(serrs, rerrs) {
+		t.Errorf("errorstats: streamd %v, redis %v", serrs, rerrs)
+	}
+	if !reflect.DeepEqual(scmds, rcmds) {
+		t.Errorf("commandstats: streamd %v\n redis %v", scmds, rcmds)
+	}
+	do(true, "CONFIG", "SET", "maxmemory", "0")
+	do(false, "XADD", "s", "9-1", "f", "v")
 }
