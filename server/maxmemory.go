@@ -60,7 +60,9 @@ var (
 // (refreshed at once against a fresh used-memory reading) and the Go
 // runtime's soft memory limit (GoMemoryLimit).
 func (s *Server) setMaxMemory(n int64) {
+	s.oomMu.Lock()
 	s.stats.MaxMemory.Store(n)
+	s.oomMu.Unlock()
 	used := s.sampleUsedMemory()
 	memLimitMu.Lock()
 	switch {
@@ -95,6 +97,8 @@ func (s *Server) releaseMemoryLimit() {
 // used_memory_peak), stores it for /metrics and recomputes the OOM state;
 // the sampler calls it every 100 ms, setMaxMemory at once.
 func (s *Server) sampleUsedMemory() int64 {
+	s.oomMu.Lock()
+	defer s.oomMu.Unlock()
 	used := int64(min(info.SamplePeak(), math.MaxInt64))
 	s.stats.UsedMemory.Store(used)
 	m := s.stats.MaxMemory.Load()

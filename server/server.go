@@ -89,8 +89,10 @@ type Server struct {
 	startTime    time.Time
 	tasksOnce    sync.Once
 	stats        *metrics.Stats
-	// oom is set while used memory is over maxmemory (maxmemory.go).
-	oom atomic.Bool
+	// oom is set while used memory is over maxmemory (maxmemory.go);
+	// oomMu orders its updates (the sampler, CONFIG SET).
+	oom   atomic.Bool
+	oomMu sync.Mutex
 	// ksBase is the shards' keyspace counters at the last CONFIG RESETSTAT
 	// (INFO stats reports the counts since; cmd_info.go).
 	ksBase keyspaceCounts
