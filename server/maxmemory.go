@@ -2,8 +2,11 @@ package server
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
+	"time"
 
 	"streamd/server/info"
 )
@@ -146,4 +149,40 @@ func (s *Server) rejectOOM(c *Client, cmd *Command) {
 		r = ErrorReply("EXECABORT Transaction discarded because of: " + string(errOOM))
 	}
 	s.reject(c, cmd, r)
+}
+
+// gcNudge is what nudgeGC remembers between the sampler's ticks (only the
+// sampler goroutine touches it).
+type gcNudge struct {
+	checked time.Time // when nudgeGC last looked at the cycle count
+	cycles  uint64    // the completed GC cycles then
+}
+
+// gcCycles returns the number of completed GC cycles.
+func gcCycles() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
+// nudgeGC runs a garbage collection while used memory is over maxmemory
+// and none ran in the last second. used_memory counts dead objects until a
+// collection marks them free, and an idle server (writes refused, a
+// consumer trimming) may not collect for minutes: without this, memory that
+// XTRIM, XDEL or DEL freed would keep writes refused. The sampler calls it
+// every 100 ms; it costs nothing while under the limit.
+func (s *Server) nudgeGC(now time.Time) {
+	if !s.oom.Load() || now.Sub(s.gcNudge.checked) < time.Second {
+		return
+	}
+	n := gcCycles()
+	if n == s.gcNudge.cycles {
+		runtime.GC()
+		s.sampleUsedMemory()
+		n = gcCycles()
+	}
+	s.gcNudge = gcNudge{checked: now, cycles: n}
 }

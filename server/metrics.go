@@ -88,6 +88,7 @@ func (s *Server) sampleOps() {
 		case now := <-t.C:
 			s.stats.Sample(now)
 			s.sampleUsedMemory() // used_memory_peak, as Redis's cron; the OOM state
+			s.nudgeGC(now)
 		}
 	}
 }

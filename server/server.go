@@ -93,6 +93,9 @@ type Server struct {
 	// oomMu orders its updates (the sampler, CONFIG SET).
 	oom   atomic.Bool
 	oomMu sync.Mutex
+	// gcNudge is the sampler's record of the collections it started
+	// while over maxmemory (maxmemory.go).
+	gcNudge gcNudge
 	// ksBase is the shards' keyspace counters at the last CONFIG RESETSTAT
 	// (INFO stats reports the counts since; cmd_info.go).
 	ksBase keyspaceCounts
