@@ -341,3 +341,29 @@ func TestMaxMemoryVsRedis(t *testing.T) {
 	do(true, "CONFIG", "SET", "maxmemory", "0")
 	do(false, "XADD", "s", "9-1", "f", "v")
 }
+
+// TestMaxMemoryCluster: the node that runs a write decides. A follower
+// over its own maxmemory still forwards XADD to the leader, which accepts
+// it; a leader over its maxmemory refuses it, forwarded or not, and reads
+// through the follower still run.
+func TestMaxMemoryCluster(t *testing.T) {
+	nodes := startCluster(t, 3, 1, false)
+	leader, follower := dial(t, leaderOf(nodes, 0).addr), dial(t, followersOf(nodes, 0)[0].addr)
+	defer leader.Close()
+	defer follower.Close()
+	mustDo(t, follower, "CONFIG", "SET", "maxmemory", "1")
+	if got := mustDo(t, follower, "XADD", "s", "1-1", "f", "v"); got != `"1-1"` {
+		t.Errorf("XADD through a follower over its maxmemory = %s", got)
+	}
+	mustDo(t, follower, "CONFIG", "SET", "maxmemory", "0")
+	mustDo(t, leader, "CONFIG", "SET", "maxmemory", "1")
+	defer mustDo(t, leader, "CONFIG", "SET", "maxmemory", "0")
+	for _, c := range []*respConn{follower, leader} {
+		if got := mustDo(t, c, "XADD", "s", "*", "f", "v"); got != oomText {
+			t.Errorf("XADD with the leader over maxmemory = %s", got)
+		}
+	}
+	if got := mustDo(t, follower, "XLEN", "s"); got != "(integer) 1" {
+		t.Errorf("XLEN through the follower = %s", got)
+	}
+}
