@@ -54,6 +54,11 @@ type Config struct {
 	Users string
 	// ACLLogMaxLen is "acllog-max-len": how many entries ACL LOG keeps.
 	ACLLogMaxLen int
+	// MaxMemory is "maxmemory": the used memory (INFO used_memory) above
+	// which commands flagged denyoom are refused with OOM (policy
+	// noeviction); 0 = no limit. It also sets the Go runtime's soft memory
+	// limit (server.GoMemoryLimit).
+	MaxMemory int64
 	// ProtoMaxBulkLen is "proto-max-bulk-len": the largest bulk a client may send.
 	ProtoMaxBulkLen int64
 	// StreamNodeMaxEntries is "stream-node-max-entries".

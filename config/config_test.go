@@ -188,3 +188,28 @@ func TestLoadEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxMemoryDirective: maxmemory takes Redis's memory values (units,
+// 0 = no limit), refuses others with Redis's reason, and CONFIG GET and
+// CONFIG REWRITE report it in bytes and with units.
+func TestMaxMemoryDirective(t *testing.T) {
+	p := Lookup("maxmemory")
+	cfg := Default()
+	for in, want := range map[string]int64{"0": 0, "100": 100, "1gb": 1 << 30, "100MB": 100 << 20, "2k": 2000, "5kb": 5 << 10} {
+		if err := p.Set(&cfg, in); err != nil || cfg.MaxMemory != want {
+			t.Errorf("maxmemory %q: %d, %v; want %d", in, cfg.MaxMemory, err, want)
+		}
+	}
+	cfg.MaxMemory = 100 << 20
+	if got := p.Get(&cfg); got != "104857600" {
+		t.Errorf("CONFIG GET maxmemory = %q", got)
+	}
+	for _, bad := range []string{"-1", "1.5mb", "abc", "", "1tb"} {
+		if err := p.Set(&cfg, bad); err == nil || err.Error() != "argument must be a memory value" {
+			t.Errorf("maxmemory %q: %v", bad, err)
+		}
+	}
+	if p.Immutable() || p.Replicated() {
+		t.Error("maxmemory must be CONFIG SET-able and per node")
+	}
+}

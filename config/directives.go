@@ -245,6 +245,18 @@ var directives = func() []*Directive {
 			doc("most client connections at once (more are refused; lowered at start-up to fit the open-file limit)"),
 		boolParam("protected-mode", func(c *Config) *bool { return &c.ProtectedMode }).settable().
 			doc("yes: with no password for the default user, refuse clients not on loopback (Redis's DENIED)"),
+		{name: "maxmemory", get: func(c *Config) string { return strconv.FormatInt(c.MaxMemory, 10) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 0, math.MaxInt64, true)
+				if err != nil {
+					return err
+				}
+				c.MaxMemory = n
+				return nil
+			}, memory: true,
+			help: "memory limit in bytes (units: 1gb, 100mb...; 0 = none): over it (INFO used_memory), commands that add data " +
+				"(XADD, XGROUP CREATE...) answer OOM, deletes and reads still run; the Go runtime's soft limit is set " +
+				"to it plus 25% (at least 32mb)"},
 		{name: "proto-max-bulk-len", get: func(c *Config) string { return strconv.FormatInt(c.ProtoMaxBulkLen, 10) },
 			set: func(c *Config, v string) error {
 				n, err := parseInt(v, 1<<20, math.MaxInt64, true)

@@ -13,11 +13,8 @@ import (
 // warning (FixedValueError).
 func fixedDirectives() []*Directive {
 	return []*Directive{
-		fixedParam("maxmemory", "0", "there is no memory limit: streams are never evicted; bound them with XADD/XTRIM MAXLEN or MINID",
-			func(v string) bool { n, err := parseMemory(v); return err == nil && n == 0 }).
-			doc("fixed: 0 (no memory limit; streams are never evicted, XADD/XTRIM MAXLEN or MINID bounds them)"),
 		fixedParam("maxmemory-policy", "noeviction", "streamd never evicts keys", nil).
-			doc("fixed: noeviction (keys are never evicted)"),
+			doc("fixed: noeviction (keys are never evicted; over maxmemory, commands that add data answer OOM)"),
 		fixedParam("hz", "10", "the background tasks (the expiry sweep) run 10 times a second", nil).
 			doc("fixed: 10 (the active expiry sweep runs every 100 ms)"),
 		fixedParam("notify-keyspace-events", "", "streamd sends no keyspace notifications", nil).quote().

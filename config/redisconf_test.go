@@ -84,10 +84,9 @@ func TestRedisDirectivesOnTheCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ignoring 'maxmemory 1gb': streamd supports only '0' (there is no memory limit: streams are never evicted; bound them with XADD/XTRIM MAXLEN or MINID)",
-		"ignoring Redis directive 'tcp-backlog' (streamd does not use it)"}
-	if cfg.Port != 7000 || !reflect.DeepEqual(cfg.Warnings, want) {
-		t.Fatalf("port %d, warnings %q, want %q", cfg.Port, cfg.Warnings, want)
+	want := []string{"ignoring Redis directive 'tcp-backlog' (streamd does not use it)"}
+	if cfg.Port != 7000 || cfg.MaxMemory != 1<<30 || !reflect.DeepEqual(cfg.Warnings, want) {
+		t.Fatalf("port %d, maxmemory %d, warnings %q, want %q", cfg.Port, cfg.MaxMemory, cfg.Warnings, want)
 	}
 	for args, wantErr := range map[string]string{
 		"--prot 7000":                  "unknown flag --prot (did you mean --port?); see streamd --help",
@@ -162,6 +161,9 @@ func TestFixedDirectives(t *testing.T) {
 	}
 	if err := Lookup("maxmemory").Set(&cfg, "0mb"); err != nil {
 		t.Errorf("maxmemory 0mb: %v", err)
+	}
+	if err := Lookup("maxmemory").Set(&cfg, "-1"); err == nil || err.Error() != "argument must be a memory value" {
+		t.Errorf("maxmemory -1: %v", err)
 	}
 	err := Lookup("maxmemory-policy").Set(&cfg, "allkeys-lru")
 	if err == nil || err.Error() != "streamd supports only 'noeviction' (streamd never evicts keys)" {

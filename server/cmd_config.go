@@ -148,6 +148,9 @@ func (s *Server) cmdCONFIGSET(c *Client, args [][]byte) Reply {
 	}
 	s.stats.LatencyTracking.Store(s.cfg.LatencyTracking)
 	s.cfgMu.Unlock()
+	if seen["maxmemory"] {
+		s.setMaxMemory(s.config().MaxMemory)
+	}
 	s.reloadSlowlog()
 	s.latency.reload(s.config().LatencyMonitorThreshold)
 	s.acl.log.SetMaxLen(s.config().ACLLogMaxLen)

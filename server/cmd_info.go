@@ -48,6 +48,7 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 			BlockedClients: s.stats.BlockedClients.Load()}
 	case "memory":
 		d.Memory = info.ReadMemory()
+		d.Memory.MaxMemory = uint64(s.stats.MaxMemory.Load())
 	case "persistence":
 		d.Persistence = s.infoPersistence()
 	case "stats":

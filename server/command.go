@@ -45,8 +45,9 @@ type Command struct {
 	Planner func(c *Client, args [][]byte) (*Plan, Reply)
 
 	// write and blocking cache the "write" and "blocking" Flags for the
-	// per-request pipelining check; newCommandTable sets them.
-	write, blocking bool
+	// per-request pipelining check, denyoom the "denyoom" flag for the
+	// maxmemory check (maxmemory.go); newCommandTable sets them.
+	write, blocking, denyoom bool
 	// keyAccess is what the ACL key rules check per key (acl_keys.go);
 	// newCommandTable sets it from the key specs (keySpecFlags).
 	keyAccess []keyAccess

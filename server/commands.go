@@ -36,7 +36,7 @@ func newCommandTable(cmds []*Command) *commandTable {
 		t.byName[c.Name] = c
 		t.sorted = append(t.sorted, c)
 		for _, x := range append([]*Command{c}, c.Subcommands...) {
-			x.write, x.blocking = hasFlag(x, "write"), hasFlag(x, "blocking")
+			x.write, x.blocking, x.denyoom = hasFlag(x, "write"), hasFlag(x, "blocking"), hasFlag(x, "denyoom")
 			x.keyAccess = nil
 			for _, f := range keySpecFlags(x.Name) {
 				x.keyAccess = append(x.keyAccess, specAccess(f))

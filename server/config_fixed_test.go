@@ -29,7 +29,6 @@ func TestConfigFixedDirectives(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ name, value, why string }{
-		{"maxmemory", "1gb", "'0' (there is no memory limit: streams are never evicted; bound them with XADD/XTRIM MAXLEN or MINID)"},
 		{"maxmemory-policy", "allkeys-lru", "'noeviction' (streamd never evicts keys)"},
 		{"hz", "100", "'10' (the background tasks (the expiry sweep) run 10 times a second)"},
 		{"notify-keyspace-events", "Kg$xe", "'' (streamd sends no keyspace notifications)"},

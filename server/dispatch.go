@@ -103,6 +103,13 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		}
 		return
 	}
+	// maxmemory (Redis's processCommand: after redirection, before
+	// queuing; maxmemory.go), decided by the node that runs the command.
+	if s.oomRefusal(c, cmd) {
+		pl.drain()
+		s.rejectOOM(c, cmd)
+		return
+	}
 	// MONITOR shows a blocking command when it starts (as Redis, whose
 	// first call of it returns blocked), EXEC's commands once EXEC ran
 	// them, everything else once it ran (finish).

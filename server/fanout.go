@@ -194,6 +194,10 @@ func (s *Server) runOnShard(c *Client, args [][]byte) {
 		c.reply(router.NotLeaderReply(s.router.Leader(i)))
 		return
 	}
+	if s.oomRefusal(c, cmd) {
+		c.reply(errOOM)
+		return
+	}
 	c.onShard = i
 	defer func() { c.onShard = -1 }()
 	var r Reply

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"streamd/server/info"
 	"time"
 
 	"streamd/replication"
@@ -88,7 +87,8 @@ func (s *Server) sampleOps() {
 			return
 		case now := <-t.C:
 			s.stats.Sample(now)
-			info.SamplePeak() // used_memory_peak, as Redis's cron
+			s.sampleUsedMemory() // used_memory_peak, as Redis's cron; the OOM state
+			s.nudgeGC(now)
 		}
 	}
 }

@@ -89,6 +89,13 @@ type Server struct {
 	startTime    time.Time
 	tasksOnce    sync.Once
 	stats        *metrics.Stats
+	// oom is set while used memory is over maxmemory (maxmemory.go);
+	// oomMu orders its updates (the sampler, CONFIG SET).
+	oom   atomic.Bool
+	oomMu sync.Mutex
+	// gcNudge is the sampler's record of the collections it started
+	// while over maxmemory (maxmemory.go).
+	gcNudge gcNudge
 	// ksBase is the shards' keyspace counters at the last CONFIG RESETSTAT
 	// (INFO stats reports the counts since; cmd_info.go).
 	ksBase keyspaceCounts
@@ -158,6 +165,13 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		s.router = s.cluster
 	}
 	s.cmds = newCommandTable(s.allCommands())
+	if cfg.MaxMemory > 0 {
+		if cfg.MaxMemory < 1<<20 {
+			// Redis's start-up warning.
+			log.Warn("maxmemory is less than 1MB: are you sure this is what you really want?", "maxmemory", cfg.MaxMemory)
+		}
+		s.setMaxMemory(cfg.MaxMemory)
+	}
 	noteStartupMemory()
 	s.initACL()
 	s.lost = make([]chan struct{}, node.NumShards())
@@ -448,6 +462,7 @@ func (s *Server) Close() error {
 		s.mu.Unlock()
 	})
 	s.wg.Wait()
+	s.releaseMemoryLimit()
 	return nil
 }
 

@@ -78,6 +78,7 @@ type Memory struct {
 	RSS         uint64 // used_memory_rss: resident set size (/proc/self/statm); 0 if unknown
 	Peak        uint64 // used_memory_peak: the greatest used_memory seen (SamplePeak)
 	TotalSystem uint64 // total_system_memory (/proc/meminfo MemTotal); 0 if unknown
+	MaxMemory   uint64 // maxmemory (0: no limit); the server fills it in
 }
 
 // Persistence is INFO persistence: the shards' snapshots (rdb_*) and logs

@@ -59,8 +59,8 @@ func writeMemory(b *strings.Builder, d *Data) {
 	WriteLine(b, "used_memory_peak_perc", fmt.Sprintf("%.2f%%", perc))
 	WriteInt(b, "total_system_memory", int64(m.TotalSystem))
 	WriteLine(b, "total_system_memory_human", humanBytes(m.TotalSystem))
-	WriteInt(b, "maxmemory", 0)
-	WriteLine(b, "maxmemory_human", "0B")
+	WriteInt(b, "maxmemory", int64(m.MaxMemory))
+	WriteLine(b, "maxmemory_human", humanBytes(m.MaxMemory))
 	WriteLine(b, "maxmemory_policy", "noeviction")
 	// Redis's mem_fragmentation_ratio: RSS over used_memory.
 	frag := 0.0

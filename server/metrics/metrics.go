@@ -75,6 +75,10 @@ var (
 		"Connections accepted on the TLS port (tls-port).", nil, nil)
 	descTLSHandshakeFailures = prometheus.NewDesc("streamd_tls_handshake_failures_total",
 		"TLS connections whose handshake failed (refused client certificate, timeout, not TLS).", nil, nil)
+	descMaxMemory = prometheus.NewDesc("streamd_maxmemory_bytes",
+		"The maxmemory limit in bytes (0: none); over it, commands that add data answer OOM.", nil, nil)
+	descUsedMemory = prometheus.NewDesc("streamd_used_memory_bytes",
+		"INFO used_memory (the Go heap in use) as the maxmemory check last sampled it (every 100 ms).", nil, nil)
 	descKeys = prometheus.NewDesc("streamd_keys",
 		"Keys in each database.", []string{"db"}, nil)
 	descExpiringKeys = prometheus.NewDesc("streamd_expiring_keys",
@@ -123,7 +127,7 @@ func (sc collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descCommands, descCommandErrors, descCommandDuration, descCommandErrorsByPrefix, descErrors,
 		descConnectedClients, descBlockedClients, descConnectionsReceived, descRejectedConnections,
-		descTLSConnectionsReceived, descTLSHandshakeFailures,
+		descTLSConnectionsReceived, descTLSHandshakeFailures, descMaxMemory, descUsedMemory,
 		descKeys, descExpiringKeys,
 		descPersistence, descAppliedIndex, descLastLogIndex, descSnapshotIndex, descBatches, descProposals,
 		descLastSave, descLastSaveOK, descSaves, descSaveInProgress, descChangesSinceSave,
@@ -166,6 +170,8 @@ func (sc collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descRejectedConnections, float64(st.RejectedConnections.Load()))
 	counter(descTLSConnectionsReceived, float64(st.TLSConnectionsReceived.Load()))
 	counter(descTLSHandshakeFailures, float64(st.TLSHandshakeFailures.Load()))
+	gauge(descMaxMemory, float64(st.MaxMemory.Load()))
+	gauge(descUsedMemory, float64(st.UsedMemory.Load()))
 
 	shards := src.Shards()
 	if shards == nil {

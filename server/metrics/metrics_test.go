@@ -32,6 +32,8 @@ func TestHandlerWithoutShards(t *testing.T) {
 	st.Rejected("xadd")
 	st.ErrorReply("ERR wrong number of arguments")
 	st.BlockedClients.Add(2)
+	st.MaxMemory.Store(100 << 20)
+	st.UsedMemory.Store(5 << 20)
 	src := &fakeSource{clients: 3, ready: "not serving yet"}
 	h := Handler(st, src)
 	fams := metricstest.Scrape(t, h)
@@ -41,6 +43,8 @@ func TestHandlerWithoutShards(t *testing.T) {
 	metricstest.Want(t, fams, 1, "streamd_errors_total", "prefix", "ERR")
 	metricstest.Want(t, fams, 3, "streamd_connected_clients")
 	metricstest.Want(t, fams, 2, "streamd_blocked_clients")
+	metricstest.Want(t, fams, 100<<20, "streamd_maxmemory_bytes")
+	metricstest.Want(t, fams, 5<<20, "streamd_used_memory_bytes")
 	if fams["streamd_keys"] != nil || fams["streamd_streams"] != nil {
 		t.Error("per-shard figures exported without shards")
 	}

@@ -36,6 +36,10 @@ type Stats struct {
 	// NetInput and NetOutput are total_net_input_bytes and
 	// total_net_output_bytes: bytes read from and written to clients.
 	NetInput, NetOutput atomic.Int64
+	// MaxMemory is maxmemory in bytes (0: no limit) and UsedMemory the
+	// used_memory the server's 100 ms sampler read last; the server sets
+	// both, Reset leaves them.
+	MaxMemory, UsedMemory atomic.Int64
 
 	// commands maps a command's full name ("xgroup|create") to its row. It
 	// is copy-on-write: Called and Rejected load it without a lock and
