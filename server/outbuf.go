@@ -27,8 +27,11 @@ const (
 	pushOutputLimit = 32 << 20
 	// replyFlushAt is how much reply output the connection goroutine queues
 	// before it writes it out itself, even with pipelined requests pending
-	// (so a pipeline of big replies does not pile up in memory).
-	replyFlushAt = 64 << 10
+	// (so a pipeline of big replies does not pile up in memory). A reply
+	// being rendered is written out each time this much is queued, so a
+	// huge reply (XRANGE - + of a long stream) is never whole in memory.
+	// It is below maxSpareBuf so a chunk's buffer is reused for the next.
+	replyFlushAt = 48 << 10
 	// maxSpareBuf bounds the chunk kept for reuse after a write.
 	maxSpareBuf = 64 << 10
 )
@@ -172,18 +175,55 @@ func (c *Client) releaseLocked() {
 // reply queues a command's reply, followed by the pushes its command
 // caused for this client (pushAfterReply). It is written when the
 // connection goroutine flushes (when no pipelined request is pending), or
-// at once when much reply output is queued.
+// as it is rendered once replyFlushAt bytes are queued: a huge reply goes
+// out in chunks, each chunk's buffer reused for the next, and a client
+// that does not read stalls its connection goroutine holding one chunk,
+// not the whole rendered reply. Pushes wait (as with hold) until the reply
+// is queued whole, so they never split it.
 func (c *Client) reply(r Reply) {
 	ob := &c.out
 	ob.mu.Lock()
 	if ob.err == nil {
-		ob.appendLocked(r, c.Proto())
+		ob.hold = true // released by releaseLocked below
+		n := len(ob.buf)
+		enc := resp.Encoder{Buf: ob.buf, Proto: c.Proto(), Limit: replyFlushAt}
+		enc.Flush = func(b []byte) ([]byte, bool) {
+			ob.buf = b
+			ob.queued += int64(len(b) - n)
+			c.writeOutLocked()
+			n = len(ob.buf)
+			return ob.buf, ob.err == nil
+		}
+		enc.Reply(r)
+		if ob.err == nil {
+			ob.buf = enc.Buf
+			ob.queued += int64(len(enc.Buf) - n)
+		}
 	}
 	c.releaseLocked()
 	big := len(ob.buf) >= replyFlushAt
 	ob.mu.Unlock()
 	if big {
 		c.flush()
+	}
+}
+
+// writeOutLocked writes everything queued so far as the active writer,
+// waiting first for a drain goroutine that is writing; ob.mu is held, and
+// released during each write. reply calls it while rendering, with pushes
+// held, so nothing else is queued meanwhile.
+func (c *Client) writeOutLocked() {
+	ob := &c.out
+	target := ob.queued
+	for ob.err == nil && ob.written < target {
+		if ob.writing {
+			ob.cond.Wait()
+			continue
+		}
+		ob.writing = true
+		c.writeLocked(target)
+		ob.writing = false
+		ob.cond.Broadcast()
 	}
 }
 

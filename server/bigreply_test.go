@@ -1,0 +1,177 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"streamd/internal/testutil"
+	"streamd/server/resp"
+)
+
+// heapInUse is the heap's bytes in objects (live and not yet swept), as
+// runtime/metrics reports them.
+func heapInUse() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
+}
+
+// rawCmd sends args on nc and reads one reply, returning its size on the
+// wire.
+func rawCmd(t *testing.T, nc net.Conn, args ...string) int64 {
+	t.Helper()
+	if _, err := nc.Write(resp.AppendCommand(nil, toBytes(args)...)); err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	rr := resp.NewReplyReader(bufio.NewReader(countingReader{nc, &n}))
+	v, err := rr.Read()
+	if err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	if v.Kind == '-' {
+		t.Fatalf("%q: %s", args, v.Str)
+	}
+	return n.Load()
+}
+
+// fillStream adds n entries to key (pipelined) and makes group g's
+// consumer c read them all, so every entry is pending.
+func fillStream(t *testing.T, addr, key string, n int) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	r := resp.NewReplyReader(bufio.NewReader(nc))
+	const batch = 2000
+	for i := 0; i < n; i += batch {
+		var b []byte
+		m := min(batch, n-i)
+		for j := 0; j < m; j++ {
+			b = resp.AppendCommand(b, []byte("XADD"), []byte(key), []byte("*"),
+				[]byte("field"), []byte("value-"+strconv.Itoa(i+j)))
+		}
+		if _, err := nc.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < m; j++ {
+			if _, err := r.Read(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rawCmd(t, nc, "XGROUP", "CREATE", key, "g", "0")
+	rawCmd(t, nc, "XREADGROUP", "GROUP", "g", "c", "STREAMS", key, ">")
+}
+
+// TestBigReplyMemory measures what a huge reply costs a client that does
+// not read it: the heap's peak growth while the server is stuck writing
+// XRANGE - + and XINFO STREAM FULL COUNT 0 of a 200k-entry stream (all
+// pending in a group), against the reply's size on the wire; and that the
+// memory is released once the client is gone. The peak is logged and
+// held to a generous bound; the release is polled for.
+func TestBigReplyMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 200k-entry stream")
+	}
+	n := 200_000
+	if raceEnabled {
+		n = 50_000
+	}
+	srv, addr := startTestServer(t, nil)
+	fillStream(t, addr, "s", n)
+	for _, cmd := range [][]string{
+		{"XRANGE", "s", "-", "+"},
+		{"XINFO", "STREAM", "s", "FULL", "COUNT", "0"},
+	} {
+		t.Run(cmd[0], func(t *testing.T) {
+			reader, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire := rawCmd(t, reader, cmd...)
+			reader.Close()
+
+			runtime.GC()
+			base := heapInUse()
+			slow, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer slow.Close()
+			out0 := srv.stats.NetOutput.Load()
+			var peak atomic.Int64
+			peak.Store(base)
+			stop := make(chan struct{})
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				tick := time.NewTicker(200 * time.Microsecond)
+				defer tick.Stop()
+				for {
+					if h := heapInUse(); h > peak.Load() {
+						peak.Store(h)
+					}
+					select {
+					case <-stop:
+						return
+					case <-tick.C:
+					}
+				}
+			}()
+			if _, err := slow.Write(resp.AppendCommand(nil, toBytes(cmd)...)); err != nil {
+				t.Fatal(err)
+			}
+			// The server is stuck once its output has not moved for a
+			// while (the sockets' buffers are full).
+			last, still := int64(-1), 0
+			testutil.Eventually(t, 60*time.Second, 20*time.Millisecond, func() error {
+				out := srv.stats.NetOutput.Load() - out0
+				if out > 0 && out == last {
+					still++
+				} else {
+					still = 0
+				}
+				last = out
+				if still < 25 {
+					return fmt.Errorf("output or heap still moving (%d bytes written)", out)
+				}
+				return nil
+			})
+			close(stop)
+			<-sampled
+			growth := peak.Load() - base
+			t.Logf("%s: wire %d bytes, written before stall %d, peak heap growth %d (%.2f× wire)",
+				cmd[0], wire, last, growth, float64(growth)/float64(wire))
+			if growth > 2*wire {
+				t.Errorf("peak heap growth %d is over 2× the reply's %d bytes", growth, wire)
+			}
+
+			slow.Close()
+			testutil.Eventually(t, 30*time.Second, 50*time.Millisecond, func() error {
+				runtime.GC()
+				if h := heapInUse(); h > base+wire/4+(4<<20) {
+					return fmt.Errorf("heap %d still above baseline %d after the client left (reply %d)", h, base, wire)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func toBytes(args []string) [][]byte {
+	bs := make([][]byte, len(args))
+	for i, a := range args {
+		bs[i] = []byte(a)
+	}
+	return bs
+}
