@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,4 +175,48 @@ func toBytes(args []string) [][]byte {
 		bs[i] = []byte(a)
 	}
 	return bs
+}
+
+// TestPushesHeldDuringBigReplyAreLimited checks that a tracking client
+// stuck reading a huge reply (its pushes are held until the reply is
+// queued whole, so they never split it) is still disconnected once the
+// held pushes pass the output limit, and writers are not blocked by it.
+func TestPushesHeldDuringBigReplyAreLimited(t *testing.T) {
+	_, addr := startTestServer(t, nil)
+	w := dial(t, addr)
+	value := strings.Repeat("v", 100<<10)
+	for i := 0; i < 200; i++ { // 20 MB, well past what the sockets buffer
+		mustDo(t, w, "XADD", "big", "*", "f", value)
+	}
+	slow := dial(t, addr)
+	mustDo(t, slow, "HELLO", "3")
+	mustDo(t, slow, "CLIENT", "TRACKING", "on", "BCAST")
+	id := strings.TrimPrefix(mustDo(t, slow, "CLIENT", "ID"), "(integer) ")
+	if err := slow.Send("XRANGE", "big", "-", "+"); err != nil {
+		t.Fatal(err)
+	}
+	// slow reads nothing from here on.
+	connected := func() bool {
+		v, err := w.Do("CLIENT", "LIST")
+		if err != nil {
+			t.Fatalf("CLIENT LIST: %v", err)
+		}
+		return strings.Contains(v.Str, "id="+id+" ")
+	}
+	key := strings.Repeat("k", 1<<20)
+	n := pushOutputLimit/len(key) + 8
+	for i := 0; i < n; i++ {
+		if err := w.Send("XADD", fmt.Sprintf("%s%d", key, i), "*", "f", "v"); err != nil {
+			t.Fatalf("XADD %d: %v", i, err)
+		}
+		if v, err := w.Receive(5 * time.Second); err != nil || v.Kind != '$' {
+			t.Fatalf("XADD %d blocked or failed: %v %v", i, v, err)
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+		if connected() {
+			return fmt.Errorf("client %s still connected", id)
+		}
+		return nil
+	})
 }

@@ -56,6 +56,12 @@ type outBuf struct {
 	// (invalidations of keys it wrote): Redis sends them after the
 	// command's reply, so the next reply writes them after itself.
 	afterReply []Push
+	// heldBytes is the rendered size of afterReply's pushes held for
+	// another client's write (counted against pushOutputLimit, so a
+	// client stalled in a huge reply is still disconnected as its
+	// pushes pile up); scratch is where they are measured.
+	heldBytes int
+	scratch   []byte
 	// hold is set from a tracked read until its reply is queued: pushes
 	// from other clients' writes wait in afterReply meanwhile, so an
 	// invalidation never overtakes the reply carrying the value it
@@ -82,7 +88,7 @@ func (ob *outBuf) failLocked(err error) {
 	if ob.err == nil {
 		ob.err = err
 	}
-	ob.buf, ob.spare, ob.afterReply = nil, nil, nil
+	ob.buf, ob.spare, ob.afterReply, ob.scratch, ob.heldBytes = nil, nil, nil, nil, 0
 	ob.cond.Broadcast()
 }
 
@@ -100,6 +106,15 @@ func (c *Client) Push(p Push) {
 	}
 	if ob.hold {
 		ob.afterReply = append(ob.afterReply, p)
+		ob.scratch = resp.AppendReply(ob.scratch[:0], p, c.Proto())
+		ob.heldBytes += len(ob.scratch)
+		if cap(ob.scratch) > maxSpareBuf {
+			ob.scratch = nil
+		}
+		if pending := ob.pendingLocked() + ob.heldBytes; pending > pushOutputLimit {
+			c.failOutputLocked(pending)
+			return
+		}
 		ob.mu.Unlock()
 		return
 	}
@@ -113,11 +128,7 @@ func (c *Client) queuePushLocked(r Reply) {
 	ob := &c.out
 	ob.appendLocked(r, c.Proto())
 	if pending := ob.pendingLocked(); pending > pushOutputLimit {
-		ob.failLocked(errOutputLimit)
-		ob.mu.Unlock()
-		c.srv.log.Warn("client closed for overcoming of output buffer limits",
-			"client", c.id, "addr", c.addr, "pending", pending, "limit", pushOutputLimit)
-		c.nc.Close()
+		c.failOutputLocked(pending)
 		return
 	}
 	start := !ob.writing
@@ -128,6 +139,16 @@ func (c *Client) queuePushLocked(r Reply) {
 	if start {
 		go c.drain()
 	}
+}
+
+// failOutputLocked disconnects a client whose pending output passed
+// pushOutputLimit; c.out.mu is held and released.
+func (c *Client) failOutputLocked(pending int) {
+	c.out.failLocked(errOutputLimit)
+	c.out.mu.Unlock()
+	c.srv.log.Warn("client closed for overcoming of output buffer limits",
+		"client", c.id, "addr", c.addr, "pending", pending, "limit", pushOutputLimit)
+	c.nc.Close()
 }
 
 // pushAfterReply holds p to be written after the reply of the command the
@@ -169,7 +190,7 @@ func (c *Client) releaseLocked() {
 			ob.appendLocked(p, proto)
 		}
 	}
-	ob.afterReply = nil
+	ob.afterReply, ob.heldBytes = nil, 0
 }
 
 // reply queues a command's reply, followed by the pushes its command
