@@ -18,8 +18,14 @@ import (
 
 // heapInUse is the heap's bytes in objects (live and not yet swept), as
 // runtime/metrics reports them.
-func heapInUse() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+func heapInUse() int64 { return readMetric("/memory/classes/heap/objects:bytes") }
+
+// heapFree is heap memory the runtime holds from the OS without using it
+// (freed, not yet returned by the scavenger).
+func heapFree() int64 { return readMetric("/memory/classes/heap/free:bytes") }
+
+func readMetric(name string) int64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
 }
@@ -103,7 +109,7 @@ func TestBigReplyMemory(t *testing.T) {
 			reader.Close()
 
 			runtime.GC()
-			base := heapInUse()
+			base, baseFree := heapInUse(), heapFree()
 			slow, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
@@ -165,6 +171,16 @@ func TestBigReplyMemory(t *testing.T) {
 				}
 				return nil
 			})
+			// And the scavenger gives the freed pages back to the OS.
+			t0 := time.Now()
+			testutil.Eventually(t, 60*time.Second, 50*time.Millisecond, func() error {
+				runtime.GC()
+				if f := heapFree(); f > baseFree+wire/4+(4<<20) {
+					return fmt.Errorf("%d bytes of free heap still held from the OS (%d before, reply %d)", f, baseFree, wire)
+				}
+				return nil
+			})
+			t.Logf("%s: memory back to baseline and returned to the OS %v after the client left", cmd[0], time.Since(t0).Round(time.Millisecond))
 		})
 	}
 }
