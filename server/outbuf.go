@@ -27,8 +27,11 @@ const (
 	pushOutputLimit = 32 << 20
 	// replyFlushAt is how much reply output the connection goroutine queues
 	// before it writes it out itself, even with pipelined requests pending
-	// (so a pipeline of big replies does not pile up in memory).
-	replyFlushAt = 64 << 10
+	// (so a pipeline of big replies does not pile up in memory). A reply
+	// being rendered is written out each time this much is queued, so a
+	// huge reply (XRANGE - + of a long stream) is never whole in memory.
+	// It is below maxSpareBuf so a chunk's buffer is reused for the next.
+	replyFlushAt = 48 << 10
 	// maxSpareBuf bounds the chunk kept for reuse after a write.
 	maxSpareBuf = 64 << 10
 )
@@ -53,6 +56,12 @@ type outBuf struct {
 	// (invalidations of keys it wrote): Redis sends them after the
 	// command's reply, so the next reply writes them after itself.
 	afterReply []Push
+	// heldBytes is the rendered size of afterReply's pushes held for
+	// another client's write (counted against pushOutputLimit, so a
+	// client stalled in a huge reply is still disconnected as its
+	// pushes pile up); scratch is where they are measured.
+	heldBytes int
+	scratch   []byte
 	// hold is set from a tracked read until its reply is queued: pushes
 	// from other clients' writes wait in afterReply meanwhile, so an
 	// invalidation never overtakes the reply carrying the value it
@@ -79,7 +88,7 @@ func (ob *outBuf) failLocked(err error) {
 	if ob.err == nil {
 		ob.err = err
 	}
-	ob.buf, ob.spare, ob.afterReply = nil, nil, nil
+	ob.buf, ob.spare, ob.afterReply, ob.scratch, ob.heldBytes = nil, nil, nil, nil, 0
 	ob.cond.Broadcast()
 }
 
@@ -97,6 +106,15 @@ func (c *Client) Push(p Push) {
 	}
 	if ob.hold {
 		ob.afterReply = append(ob.afterReply, p)
+		ob.scratch = resp.AppendReply(ob.scratch[:0], p, c.Proto())
+		ob.heldBytes += len(ob.scratch)
+		if cap(ob.scratch) > maxSpareBuf {
+			ob.scratch = nil
+		}
+		if pending := ob.pendingLocked() + ob.heldBytes; pending > pushOutputLimit {
+			c.failOutputLocked(pending)
+			return
+		}
 		ob.mu.Unlock()
 		return
 	}
@@ -110,11 +128,7 @@ func (c *Client) queuePushLocked(r Reply) {
 	ob := &c.out
 	ob.appendLocked(r, c.Proto())
 	if pending := ob.pendingLocked(); pending > pushOutputLimit {
-		ob.failLocked(errOutputLimit)
-		ob.mu.Unlock()
-		c.srv.log.Warn("client closed for overcoming of output buffer limits",
-			"client", c.id, "addr", c.addr, "pending", pending, "limit", pushOutputLimit)
-		c.nc.Close()
+		c.failOutputLocked(pending)
 		return
 	}
 	start := !ob.writing
@@ -125,6 +139,16 @@ func (c *Client) queuePushLocked(r Reply) {
 	if start {
 		go c.drain()
 	}
+}
+
+// failOutputLocked disconnects a client whose pending output passed
+// pushOutputLimit; c.out.mu is held and released.
+func (c *Client) failOutputLocked(pending int) {
+	c.out.failLocked(errOutputLimit)
+	c.out.mu.Unlock()
+	c.srv.log.Warn("client closed for overcoming of output buffer limits",
+		"client", c.id, "addr", c.addr, "pending", pending, "limit", pushOutputLimit)
+	c.nc.Close()
 }
 
 // pushAfterReply holds p to be written after the reply of the command the
@@ -166,24 +190,61 @@ func (c *Client) releaseLocked() {
 			ob.appendLocked(p, proto)
 		}
 	}
-	ob.afterReply = nil
+	ob.afterReply, ob.heldBytes = nil, 0
 }
 
 // reply queues a command's reply, followed by the pushes its command
 // caused for this client (pushAfterReply). It is written when the
 // connection goroutine flushes (when no pipelined request is pending), or
-// at once when much reply output is queued.
+// as it is rendered once replyFlushAt bytes are queued: a huge reply goes
+// out in chunks, each chunk's buffer reused for the next, and a client
+// that does not read stalls its connection goroutine holding one chunk,
+// not the whole rendered reply. Pushes wait (as with hold) until the reply
+// is queued whole, so they never split it.
 func (c *Client) reply(r Reply) {
 	ob := &c.out
 	ob.mu.Lock()
 	if ob.err == nil {
-		ob.appendLocked(r, c.Proto())
+		ob.hold = true // released by releaseLocked below
+		n := len(ob.buf)
+		enc := resp.Encoder{Buf: ob.buf, Proto: c.Proto(), Limit: replyFlushAt}
+		enc.Flush = func(b []byte) ([]byte, bool) {
+			ob.buf = b
+			ob.queued += int64(len(b) - n)
+			c.writeOutLocked()
+			n = len(ob.buf)
+			return ob.buf, ob.err == nil
+		}
+		enc.Reply(r)
+		if ob.err == nil {
+			ob.buf = enc.Buf
+			ob.queued += int64(len(enc.Buf) - n)
+		}
 	}
 	c.releaseLocked()
 	big := len(ob.buf) >= replyFlushAt
 	ob.mu.Unlock()
 	if big {
 		c.flush()
+	}
+}
+
+// writeOutLocked writes everything queued so far as the active writer,
+// waiting first for a drain goroutine that is writing; ob.mu is held, and
+// released during each write. reply calls it while rendering, with pushes
+// held, so nothing else is queued meanwhile.
+func (c *Client) writeOutLocked() {
+	ob := &c.out
+	target := ob.queued
+	for ob.err == nil && ob.written < target {
+		if ob.writing {
+			ob.cond.Wait()
+			continue
+		}
+		ob.writing = true
+		c.writeLocked(target)
+		ob.writing = false
+		ob.cond.Broadcast()
 	}
 }
 

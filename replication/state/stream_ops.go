@@ -110,6 +110,15 @@ func (ks *Keyspace) xrange(q wire.XRange, nowMs int64) (any, error) {
 	if o == nil || q.Count == 0 || q.End.Less(q.Start) {
 		return out, nil
 	}
+	if s := o.Stream; !s.FirstID().Less(q.Start) && !q.End.Less(s.LastID()) {
+		// The whole stream (XRANGE - +): sized up front, so a huge reply's
+		// entries are not copied again as the slice grows.
+		n := s.Len()
+		if q.Count > 0 && q.Count < n {
+			n = q.Count
+		}
+		out = make([]streams.Entry, 0, n)
+	}
 	take := func(e streams.Entry) bool {
 		out = append(out, e)
 		return q.Count < 0 || int64(len(out)) < q.Count

@@ -32,8 +32,10 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 	}
 	full := StreamFullInfo{
 		StreamHeader: streamHeader(s),
-		Entries:      []streams.Entry{},
-		Groups:       []GroupFull{},
+		// Sized up front: a huge reply's entries are not copied again
+		// as the slice grows.
+		Entries: make([]streams.Entry, 0, capFor(s.Len(), limit)),
+		Groups:  []GroupFull{},
 	}
 	s.Ascend(streams.MinID, func(e streams.Entry) bool {
 		full.Entries = append(full.Entries, e)
@@ -68,28 +70,40 @@ func groupFull(s *streams.Stream, g *groups.Group, limit int) GroupFull {
 		EntriesRead:     read,
 		Lag:             lag,
 		PelCount:        int64(g.PEL.Len()),
-		Pending:         []PendingFull{},
+		Pending:         make([]PendingFull, 0, capFor(int64(g.PEL.Len()), limit)),
 		Consumers:       []ConsumerFull{},
 	}
-	for _, n := range g.PEL.Range(streams.MinID, streams.MaxID, limit) {
+	// Walked in place (no intermediate []NACK): a FULL reply of a long
+	// PEL holds one copy of its rows.
+	g.PEL.Ascend(streams.MinID, func(n pel.NACK) bool {
 		gf.Pending = append(gf.Pending, PendingFull{
 			ID: n.ID, Consumer: n.Consumer, DeliveryTimeMs: n.DeliveryMs, DeliveryCount: n.DeliveryCount,
 		})
-	}
+		return limit == 0 || len(gf.Pending) < limit
+	})
 	for _, c := range g.Consumers() {
 		cf := ConsumerFull{
 			Name:         c.Name,
 			SeenTimeMs:   c.SeenMs,
 			ActiveTimeMs: c.ActiveMs,
 			PelCount:     g.Pending(c.Name),
-			Pending:      []ConsumerPendingFull{},
 		}
-		for _, n := range g.PEL.ConsumerRange(c.Name, streams.MinID, streams.MaxID, limit) {
+		cf.Pending = make([]ConsumerPendingFull, 0, capFor(cf.PelCount, limit))
+		g.PEL.AscendConsumer(c.Name, streams.MinID, func(n pel.NACK) bool {
 			cf.Pending = append(cf.Pending, consumerPendingFull(n))
-		}
+			return limit == 0 || len(cf.Pending) < limit
+		})
 		gf.Consumers = append(gf.Consumers, cf)
 	}
 	return gf
+}
+
+// capFor is the capacity for up to limit (0: all) of n rows.
+func capFor(n int64, limit int) int {
+	if limit > 0 && int64(limit) < n {
+		return limit
+	}
+	return int(n)
 }
 
 func consumerPendingFull(n pel.NACK) ConsumerPendingFull {

@@ -1,6 +1,8 @@
 package xreply
 
 import (
+	"strconv"
+
 	"streamd/replication/state"
 	"streamd/server/resp"
 	"streamd/streams"
@@ -70,22 +72,14 @@ func StreamFullInfo(fi state.StreamFullInfo) resp.Reply {
 
 // groupFull is one group of XINFO STREAM FULL.
 func groupFull(g state.GroupFull) resp.Reply {
-	pending := make(resp.Array, len(g.Pending))
-	for i, p := range g.Pending {
-		pending[i] = resp.Array{ID(p.ID), resp.Bulk(p.Consumer), resp.Int(p.DeliveryTimeMs), resp.Int(p.DeliveryCount)}
-	}
 	consumers := make(resp.Array, len(g.Consumers))
 	for i, c := range g.Consumers {
-		cp := make(resp.Array, len(c.Pending))
-		for j, p := range c.Pending {
-			cp[j] = resp.Array{ID(p.ID), resp.Int(p.DeliveryTimeMs), resp.Int(p.DeliveryCount)}
-		}
 		consumers[i] = resp.Map{
 			field("name", resp.Bulk(c.Name)),
 			field("seen-time", resp.Int(c.SeenTimeMs)),
 			field("active-time", resp.Int(c.ActiveTimeMs)),
 			field("pel-count", resp.Int(c.PelCount)),
-			field("pending", cp),
+			field("pending", consumerPending(c.Pending)),
 		}
 	}
 	return resp.Map{
@@ -94,9 +88,71 @@ func groupFull(g state.GroupFull) resp.Reply {
 		field("entries-read", optInt(g.EntriesRead)),
 		field("lag", optInt(g.Lag)),
 		field("pel-count", resp.Int(g.PelCount)),
-		field("pending", pending),
+		field("pending", groupPending(g.Pending)),
 		field("consumers", consumers),
 	}
+}
+
+// groupPending is a group's PEL in XINFO STREAM FULL: [id, consumer,
+// delivery time, delivery count] per row, rendered as it is written out.
+type groupPending []state.PendingFull
+
+// StreamRESP writes the rows, checking the encoder after each
+// (resp.Streamer).
+func (l groupPending) StreamRESP(e *resp.Encoder) {
+	e.Buf = resp.AppendHeader(e.Buf, '*', len(l))
+	for i := range l {
+		if e.Stopped() {
+			return
+		}
+		p := &l[i]
+		e.Buf = append(e.Buf, '*', '4', '\r', '\n')
+		e.Buf = appendID(e.Buf, p.ID)
+		e.Buf = resp.AppendHeader(e.Buf, '$', len(p.Consumer))
+		e.Buf = append(e.Buf, p.Consumer...)
+		e.Buf = append(e.Buf, '\r', '\n')
+		e.Buf = appendInt(e.Buf, p.DeliveryTimeMs)
+		e.Buf = appendInt(e.Buf, p.DeliveryCount)
+		e.Check()
+	}
+}
+
+// AppendRESP writes the whole array (resp.Appender).
+func (l groupPending) AppendRESP(b []byte, proto int) []byte {
+	return resp.AppendStreamer(b, l, proto)
+}
+
+// consumerPending is a consumer's PEL in XINFO STREAM FULL: [id, delivery
+// time, delivery count] per row, rendered as it is written out.
+type consumerPending []state.ConsumerPendingFull
+
+// StreamRESP writes the rows, checking the encoder after each
+// (resp.Streamer).
+func (l consumerPending) StreamRESP(e *resp.Encoder) {
+	e.Buf = resp.AppendHeader(e.Buf, '*', len(l))
+	for i := range l {
+		if e.Stopped() {
+			return
+		}
+		p := &l[i]
+		e.Buf = append(e.Buf, '*', '3', '\r', '\n')
+		e.Buf = appendID(e.Buf, p.ID)
+		e.Buf = appendInt(e.Buf, p.DeliveryTimeMs)
+		e.Buf = appendInt(e.Buf, p.DeliveryCount)
+		e.Check()
+	}
+}
+
+// AppendRESP writes the whole array (resp.Appender).
+func (l consumerPending) AppendRESP(b []byte, proto int) []byte {
+	return resp.AppendStreamer(b, l, proto)
+}
+
+// appendInt writes an integer reply.
+func appendInt(b []byte, v int64) []byte {
+	b = append(b, ':')
+	b = strconv.AppendInt(b, v, 10)
+	return append(b, '\r', '\n')
 }
 
 // Groups is XINFO GROUPS: one map per group, in name order.

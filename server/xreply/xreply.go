@@ -63,13 +63,35 @@ func IDs(ids []streams.ID) resp.Reply {
 }
 
 // Entries is an array of entries, always an array (empty, not null, when
-// there are none).
+// there are none). It is rendered straight from es as it is written out
+// (EntryList), not copied into reply values first.
 func Entries(es []streams.Entry) resp.Reply {
-	out := make(resp.Array, len(es))
-	for i, e := range es {
-		out[i] = Entry(e)
+	if es == nil {
+		es = []streams.Entry{}
 	}
-	return out
+	return EntryList(es)
+}
+
+// EntryList is an array of entries that renders itself element by element
+// (resp.Streamer), so a huge XRANGE or XINFO STREAM FULL reply goes out in
+// chunks without a reply value per entry.
+type EntryList []streams.Entry
+
+// StreamRESP writes the array, checking the encoder after each entry.
+func (l EntryList) StreamRESP(e *resp.Encoder) {
+	e.Buf = resp.AppendHeader(e.Buf, '*', len(l))
+	for i := range l {
+		if e.Stopped() {
+			return
+		}
+		e.Buf = Entry(l[i]).AppendRESP(e.Buf, e.Proto)
+		e.Check()
+	}
+}
+
+// AppendRESP writes the whole array (resp.Appender).
+func (l EntryList) AppendRESP(b []byte, proto int) []byte {
+	return resp.AppendStreamer(b, l, proto)
 }
 
 // EntryIDs is the JUSTID form of a list of entries: their IDs only.

@@ -55,3 +55,57 @@ func TestShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedListsMatchValues: the lists rendered piece by piece
+// (EntryList, a FULL group's and consumer's PELs) give exactly the bytes of
+// the reply values they replace, whole and through a chunking encoder.
+func TestStreamedListsMatchValues(t *testing.T) {
+	var es []streams.Entry
+	var gp []state.PendingFull
+	var cp []state.ConsumerPendingFull
+	slowEs, slowGp, slowCp := resp.Array{}, resp.Array{}, resp.Array{}
+	for i := 0; i < 300; i++ {
+		id := streams.ID{Ms: uint64(1700000000000 + i), Seq: uint64(i % 3)}
+		fields := [][]byte{[]byte("f"), bytes.Repeat([]byte("v"), i%7)}
+		if i%50 == 49 {
+			fields = nil
+		}
+		es = append(es, streams.Entry{ID: id, Fields: fields})
+		inner := resp.Reply(resp.NullArray{})
+		if fields != nil {
+			inner = resp.Array{resp.Bulk(fields[0]), resp.Bulk(fields[1])}
+		}
+		slowEs = append(slowEs, resp.Array{resp.Bulk(id.String()), inner})
+		gp = append(gp, state.PendingFull{ID: id, Consumer: "consumer-1", DeliveryTimeMs: int64(i) * 1000, DeliveryCount: int64(i % 4)})
+		slowGp = append(slowGp, resp.Array{resp.Bulk(id.String()), resp.Bulk("consumer-1"), resp.Int(int64(i) * 1000), resp.Int(int64(i % 4))})
+		cp = append(cp, state.ConsumerPendingFull{ID: id, DeliveryTimeMs: -int64(i), DeliveryCount: 1})
+		slowCp = append(slowCp, resp.Array{resp.Bulk(id.String()), resp.Int(-int64(i)), resp.Int(1)})
+	}
+	cases := []struct {
+		name       string
+		fast, slow resp.Reply
+	}{
+		{"entries", Entries(es), slowEs},
+		{"no entries", Entries(nil), resp.Array{}},
+		{"group PEL", groupPending(gp), slowGp},
+		{"consumer PEL", consumerPending(cp), slowCp},
+	}
+	for _, c := range cases {
+		for _, proto := range []int{2, 3} {
+			want := resp.AppendReply(nil, c.slow, proto)
+			if got := resp.AppendReply(nil, c.fast, proto); !bytes.Equal(got, want) {
+				t.Errorf("%s RESP%d whole: got %q want %q", c.name, proto, got, want)
+			}
+			var got []byte
+			e := resp.Encoder{Proto: proto, Limit: 100, Flush: func(b []byte) ([]byte, bool) {
+				got = append(got, b...)
+				return b[:0], true
+			}}
+			e.Reply(resp.Array{c.fast})
+			got = append(got, e.Buf...)
+			if want := resp.AppendReply(nil, resp.Array{c.slow}, proto); !bytes.Equal(got, want) {
+				t.Errorf("%s RESP%d chunked: got %q want %q", c.name, proto, got, want)
+			}
+		}
+	}
+}
