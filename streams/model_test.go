@@ -20,7 +20,7 @@ func TestAgainstModel(t *testing.T) {
 			switch op := rng.Intn(10); {
 			case op < 5:
 				next = ID{next.Ms + uint64(rng.Intn(2)), next.Seq + 1}
-				s.AppendNode(next, [][]byte{[]byte("f"), []byte("v")}, nodeMax)
+				s.AppendNode(next, [][]byte{[]byte("f"), []byte("v")}, nodeMax, 0)
 				model = append(model, next)
 			case op < 7 && len(model) > 0:
 				i := rng.Intn(len(model))

@@ -19,7 +19,7 @@ func TestNodeKeys(t *testing.T) {
 		t.Fatalf("empty stream: %v", got)
 	}
 	for i := 1; i <= 7; i++ {
-		s.AppendNode(ID{uint64(i), 0}, [][]byte{[]byte("f"), []byte("v")}, 3)
+		s.AppendNode(ID{uint64(i), 0}, [][]byte{[]byte("f"), []byte("v")}, 3, 0)
 	}
 	if got, want := keys(s), []ID{{1, 0}, {4, 0}, {7, 0}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("keys %v, want %v", got, want)

@@ -52,11 +52,18 @@ func (s *Stream) SnapshotMeta() SnapshotMeta {
 
 // SnapshotNodes calls fn with every node in key order: its key, its entries
 // (tombstones included, with nil Fields) and which of them are deleted,
-// until fn returns false. The slices are the stream's own: fn must not
-// change or keep them.
+// until fn returns false. The slices are decoded for fn, which must not
+// keep them (the values share the node's buffer: fn must not change them).
 func (s *Stream) SnapshotNodes(fn func(key ID, entries []Entry, deleted []bool) bool) {
+	var entries []Entry
+	var deleted []bool
 	s.nodes.Ascend(func(n *node) bool {
-		return fn(n.key, n.entries, n.deleted)
+		entries, deleted = entries[:0], deleted[:0]
+		for i, p := 0, int(n.marks[0]); i < n.count; i, p = i+1, n.next(p) {
+			entries = append(entries, n.entry(p))
+			deleted = append(deleted, n.deletedAt(p))
+		}
+		return fn(n.key, entries, deleted)
 	})
 }
 
@@ -89,10 +96,10 @@ func NewRestorer(meta SnapshotMeta) *Restorer {
 	return &Restorer{s: New(), meta: meta}
 }
 
-// AddNode appends a node after the previous one. The stream takes entries
-// and deleted (the caller must not change them afterwards); a deleted
-// entry's Fields are dropped. The key must be greater than the previous
-// node's, and the node must hold at least one entry.
+// AddNode appends a node after the previous one. The stream packs entries
+// into the node's buffer; a deleted entry's Fields are dropped. The key
+// must be greater than the previous node's, and the node must hold at
+// least one entry, in ID order from the key.
 func (r *Restorer) AddNode(key ID, entries []Entry, deleted []bool) error {
 	if len(entries) == 0 || len(entries) != len(deleted) {
 		return fmt.Errorf("%w: node %s has %d entries and %d deleted flags", ErrBadSnapshotNode, key, len(entries), len(deleted))
@@ -100,13 +107,28 @@ func (r *Restorer) AddNode(key ID, entries []Entry, deleted []bool) error {
 	if r.last != nil && !r.last.key.Less(key) {
 		return fmt.Errorf("%w: node %s after node %s", ErrBadSnapshotNode, key, r.last.key)
 	}
-	n := &node{key: key, entries: entries, deleted: deleted}
-	for i := range entries {
-		if deleted[i] {
-			entries[i].Fields = nil
+	// The master holds the first live entry's field names (see remaster).
+	var names [][]byte
+	size := 0
+	for i, e := range entries {
+		if !deleted[i] {
+			if names == nil {
+				names = fieldNames(e.Fields)
+			}
+			size += 4 + len(e.Fields)
+			for _, f := range e.Fields {
+				size += len(f)
+			}
 		} else {
-			n.live++
+			size += 4
 		}
+	}
+	n := newNode(key, names, size)
+	for i, e := range entries {
+		if i > 0 && !n.last.Less(e.ID) || e.ID.Less(key) {
+			return fmt.Errorf("%w: node %s: entry %s after %s", ErrBadSnapshotNode, key, e.ID, n.last)
+		}
+		n.add(e.ID, e.Fields, deleted[i])
 	}
 	r.s.nodes.ReplaceOrInsert(n)
 	r.s.length += int64(n.live)

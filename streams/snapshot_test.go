@@ -56,7 +56,7 @@ func sameStream(t *testing.T, a, b *Stream) {
 func TestRestorerKeepsLayout(t *testing.T) {
 	s := New()
 	for i := uint64(1); i <= 20; i++ {
-		s.AppendNode(ID{Ms: i}, [][]byte{[]byte("f"), []byte("v")}, 4)
+		s.AppendNode(ID{Ms: i}, [][]byte{[]byte("f"), []byte("v")}, 4, 0)
 	}
 	s.Delete(ID{Ms: 2})
 	s.Delete(ID{Ms: 8}) // the last of node 5-0..8-0
@@ -69,7 +69,7 @@ func TestRestorerKeepsLayout(t *testing.T) {
 
 	// The same operations on both keep them equal.
 	for _, x := range []*Stream{s, c} {
-		x.AppendNode(ID{Ms: 31}, [][]byte{[]byte("a"), []byte("b")}, 4)
+		x.AppendNode(ID{Ms: 31}, [][]byte{[]byte("a"), []byte("b")}, 4, 0)
 		x.Trim(TrimArgs{Strategy: TrimMaxLen, MaxLen: 6, Approx: true})
 		x.Delete(ID{Ms: 14})
 	}
@@ -85,7 +85,7 @@ func TestRestorerKeepsLayout(t *testing.T) {
 func TestRestorerKeepsTail(t *testing.T) {
 	s := New()
 	for i := uint64(10); i < 12; i++ {
-		s.AppendNode(ID{Ms: i}, [][]byte{[]byte("f"), []byte("v")}, 2)
+		s.AppendNode(ID{Ms: i}, [][]byte{[]byte("f"), []byte("v")}, 2, 0)
 	}
 	s.Delete(ID{Ms: 11})
 	s.Trim(TrimArgs{Strategy: TrimMinID, MinID: ID{Ms: 11}}) // node 10..11, all tombstones
@@ -95,7 +95,7 @@ func TestRestorerKeepsTail(t *testing.T) {
 	if err := s.SetID(ID{Ms: 1}, -1, nil); err != nil {
 		t.Fatal(err)
 	}
-	s.AppendNode(ID{Ms: 2}, [][]byte{[]byte("f"), []byte("v")}, 2) // node 10-0 dropped: new node 2-0
+	s.AppendNode(ID{Ms: 2}, [][]byte{[]byte("f"), []byte("v")}, 2, 0) // node 10-0 dropped: new node 2-0
 	if m := s.SnapshotMeta(); m.Tail != 0 || s.NodeCount() != 1 {
 		t.Fatalf("tail index %d nodes %d, want the one node 2-0", m.Tail, s.NodeCount())
 	}
@@ -103,7 +103,7 @@ func TestRestorerKeepsTail(t *testing.T) {
 		sameStream(t, s, c)
 		a := s.CloneForSnapshot()
 		for _, x := range []*Stream{a, c} {
-			x.AppendNode(ID{Ms: 3}, [][]byte{[]byte("f"), []byte("v")}, 2) // into node 2-0
+			x.AppendNode(ID{Ms: 3}, [][]byte{[]byte("f"), []byte("v")}, 2, 0) // into node 2-0
 		}
 		sameStream(t, a, c)
 		if a.NodeCount() != 1 {

@@ -1,8 +1,6 @@
 package streams
 
 import (
-	"sort"
-
 	"github.com/google/btree"
 )
 
@@ -16,10 +14,10 @@ const DefaultNodeMaxEntries = 100
 // gone, so approximate trimming, which removes whole nodes only, trims the
 // same amount as Redis.
 //
-// One deliberate difference: a node is full when it holds
-// stream-node-max-entries entries; stream-node-max-bytes is not emulated
-// (Redis's listpack byte size depends on its encoding), so a stream of
-// large entries has fewer, fuller nodes here than in Redis.
+// A node is full at stream-node-max-entries entries or when its listpack,
+// as Redis would encode it, reaches stream-node-max-bytes (see
+// listpack.go), so nodes split where Redis's do. A node stores its entries
+// packed in one buffer (see node).
 //
 // Stream is not safe for concurrent use; the keyspace serialises access.
 type Stream struct {
@@ -92,15 +90,18 @@ func (s *Stream) Get(id ID) (Entry, bool) {
 	if n == nil {
 		return Entry{}, false
 	}
-	i := n.search(id)
-	if i < len(n.entries) && n.entries[i].ID == id && !n.deleted[i] {
-		return n.entries[i], true
+	i, p := n.seek(id)
+	if i < n.count && !n.deletedAt(p) {
+		if e, _ := n.id(p); e == id {
+			return n.entry(p), true
+		}
 	}
 	return Entry{}, false
 }
 
 // Ascend calls fn with the live entries whose ID is >= from, in ascending
-// order, until fn returns false. It costs O(log n + k).
+// order, until fn returns false. It costs O(log n + k). The entries' values
+// share the stream's buffers: fn may keep them but not change them.
 func (s *Stream) Ascend(from ID, fn func(Entry) bool) {
 	start := s.nodeFor(from)
 	if start == nil {
@@ -111,13 +112,15 @@ func (s *Stream) Ascend(from ID, fn func(Entry) bool) {
 		}
 	}
 	first := true
+	var slab [][]byte
 	s.nodes.AscendGreaterOrEqual(start, func(n *node) bool {
-		i := 0
+		i, p := 0, int(n.marks[0])
 		if first {
-			i, first = n.search(from), false
+			i, p = n.seek(from)
+			first = false
 		}
-		for ; i < len(n.entries); i++ {
-			if !n.deleted[i] && !fn(n.entries[i]) {
+		for ; i < n.count; i, p = i+1, n.next(p) {
+			if !n.deletedAt(p) && !fn(n.entryIn(p, &slab)) {
 				return false
 			}
 		}
@@ -133,15 +136,29 @@ func (s *Stream) Descend(from ID, fn func(Entry) bool) {
 		return
 	}
 	first := true
+	var offs [markStride]int
+	var slab [][]byte
 	s.nodes.DescendLessOrEqual(start, func(n *node) bool {
-		i := len(n.entries) - 1
+		end := n.count
 		if first {
-			// The last entry with ID <= from.
-			i, first = n.searchAfter(from)-1, false
+			// Up to the last entry with ID <= from.
+			i, p := n.seek(from)
+			if i < n.count {
+				if e, _ := n.id(p); e == from {
+					i++
+				}
+			}
+			end, first = i, false
 		}
-		for ; i >= 0; i-- {
-			if !n.deleted[i] && !fn(n.entries[i]) {
-				return false
+		// Block by block from the last, each block's offsets decoded
+		// forwards from its mark.
+		for b := (end - 1) / markStride; end > 0 && b >= 0; b-- {
+			lo := b * markStride
+			o := n.offsets(offs[:0], lo, min(end, lo+markStride))
+			for j := len(o) - 1; j >= 0; j-- {
+				if !n.deletedAt(o[j]) && !fn(n.entryIn(o[j], &slab)) {
+					return false
+				}
 			}
 		}
 		return true
@@ -162,28 +179,53 @@ func (s *Stream) nodeFor(id ID) *node {
 	return found
 }
 
+// DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.
+const DefaultNodeMaxBytes = 4096
+
+// NoNodeMaxBytes, as AppendNode's nodeMaxBytes, bounds nodes by their entry
+// count only, as releases before packed nodes did.
+const NoNodeMaxBytes = -1
+
 // Append adds an entry with Redis's default node size. See AppendNode.
 func (s *Stream) Append(id ID, fields [][]byte) {
-	s.AppendNode(id, fields, DefaultNodeMaxEntries)
+	s.AppendNode(id, fields, DefaultNodeMaxEntries, DefaultNodeMaxBytes)
 }
 
 // AppendNode adds an entry. The caller has checked that id is greater than
-// LastID (NextID does). The stream keeps fields (not a copy): the caller must
-// not change them afterwards. A new node is started when the last one holds
-// nodeMaxEntries entries, live or deleted, as Redis's streamAppendItem counts
-// them; nodeMaxEntries <= 0 means no entry limit (Redis's 0). Appending costs
-// O(1) amortised plus O(log nodes) when a node is started.
-func (s *Stream) AppendNode(id ID, fields [][]byte, nodeMaxEntries int) {
+// LastID (NextID does). The stream copies fields into its node. A new node
+// is started as Redis's streamAppendItem does: when the last node's
+// listpack size (as Redis would encode it) plus the entry's field and value
+// lengths reaches nodeMaxBytes (0: Redis's 0, no limit but 1 GB; < 0: no
+// byte limit at all, see NoNodeMaxBytes), or the node holds nodeMaxEntries
+// entries, live or deleted (<= 0: no entry limit). Appending costs O(1)
+// amortised plus O(log nodes) when a node is started.
+func (s *Stream) AppendNode(id ID, fields [][]byte, nodeMaxEntries int, nodeMaxBytes int64) {
 	s.dropTombstonesFrom(id)
 	n := s.tail
-	if n == nil || (nodeMaxEntries > 0 && len(n.entries) >= nodeMaxEntries) {
-		n = newNode(id, nodeMaxEntries)
+	if n != nil {
+		if nodeMaxBytes == 0 || nodeMaxBytes > lpMaxSize {
+			nodeMaxBytes = lpMaxSize
+		}
+		full := nodeMaxEntries > 0 && n.count >= nodeMaxEntries
+		if nodeMaxBytes > 0 && n.lpSize()+entryLen(fields) >= nodeMaxBytes || full {
+			n = nil
+		}
+	}
+	if n == nil {
+		hint := 64
+		if s.tail != nil {
+			s.tail.seal()
+			hint = min(len(s.tail.buf)+len(s.tail.buf)/16, 1<<16)
+		}
+		n = newNode(id, fieldNames(fields), hint)
 		s.nodes.ReplaceOrInsert(n)
 		s.tail = n
 	}
-	n.entries = append(n.entries, Entry{ID: id, Fields: fields})
-	n.deleted = append(n.deleted, false)
-	n.live++
+	tombstones, at := n.count > 0 && n.live == 0, len(n.buf)
+	n.add(id, fields, false)
+	if tombstones {
+		n.remaster(at)
+	}
 	if s.length == 0 {
 		s.firstID = id
 	}
@@ -202,87 +244,38 @@ func (s *Stream) AppendNode(id ID, fields [][]byte, nodeMaxEntries int) {
 // counts.
 func (s *Stream) dropTombstonesFrom(id ID) {
 	for n := s.tail; n != nil; n = s.tail {
-		k := len(n.entries)
-		for k > 0 && n.deleted[k-1] && !n.entries[k-1].ID.Less(id) {
-			k--
-		}
-		if k == len(n.entries) {
+		if n.last.Less(id) {
 			return
 		}
-		n.entries, n.deleted = n.entries[:k], n.deleted[:k]
+		offs := n.offsets(nil, 0, n.count)
+		k := len(offs)
+		for k > 0 && n.deletedAt(offs[k-1]) {
+			if e, _ := n.id(offs[k-1]); e.Less(id) {
+				break
+			}
+			k--
+		}
+		if k == n.count {
+			return
+		}
 		if k > 0 {
+			n.rebuild(k, n.masterNames())
 			return
 		}
 		s.removeNode(n)
 	}
 }
 
-// Clone returns a copy of the stream that shares no mutable state with s
-// (entry field bytes, which are never changed, are shared).
+// Clone returns a copy of the stream that shares no mutable state with s.
 func (s *Stream) Clone() *Stream {
 	c := *s
 	c.nodes = btree.NewG(btreeDegree, nodeLess)
 	c.tail = nil
 	s.nodes.Ascend(func(n *node) bool {
-		cn := &node{
-			key:     n.key,
-			entries: append([]Entry(nil), n.entries...),
-			deleted: append([]bool(nil), n.deleted...),
-			live:    n.live,
-		}
+		cn := n.clone()
 		c.nodes.ReplaceOrInsert(cn)
 		c.tail = cn
 		return true
 	})
 	return &c
-}
-
-// node is one node of the stream, Redis's listpack: entries in ID order,
-// appended only at the end, with deleted entries kept as tombstones (their
-// Fields dropped) until the whole node goes. key is the ID of the first
-// entry appended (Redis's master ID), the node's key in the tree.
-type node struct {
-	key     ID
-	entries []Entry
-	deleted []bool
-	live    int // entries not deleted (Redis's "count" field)
-}
-
-// newNode returns an empty node keyed by id, sized for nodeMaxEntries
-// entries so that filling it does not regrow its slices.
-func newNode(id ID, nodeMaxEntries int) *node {
-	c := nodeMaxEntries
-	if c <= 0 || c > 1024 {
-		c = 16
-	}
-	return &node{key: id, entries: make([]Entry, 0, c), deleted: make([]bool, 0, c)}
-}
-
-// search returns the index of the first entry with ID >= id.
-func (n *node) search(id ID) int {
-	return sort.Search(len(n.entries), func(i int) bool {
-		return !n.entries[i].ID.Less(id)
-	})
-}
-
-// searchAfter returns the index of the first entry with ID > id.
-func (n *node) searchAfter(id ID) int {
-	return sort.Search(len(n.entries), func(i int) bool {
-		return id.Less(n.entries[i].ID)
-	})
-}
-
-// lastID returns the ID of the node's last entry, deleted or not, as Redis's
-// lpGetEdgeStreamID reads it.
-func (n *node) lastID() ID { return n.entries[len(n.entries)-1].ID }
-
-// markDeleted tombstones entry i and reports whether it was live.
-func (n *node) markDeleted(i int) bool {
-	if n.deleted[i] {
-		return false
-	}
-	n.deleted[i] = true
-	n.entries[i].Fields = nil
-	n.live--
-	return true
 }

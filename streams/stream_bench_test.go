@@ -1,6 +1,9 @@
 package streams
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 var benchFields = [][]byte{[]byte("field"), []byte("value")}
 
@@ -45,5 +48,26 @@ func BenchmarkDeleteMillion(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s.Delete(ID{uint64(i*7919%1_000_000 + 1), 0})
+	}
+}
+
+// BenchmarkHeapPerEntry appends 1M `f v` entries with IDs as XADD * gives
+// them under load (50 per millisecond) and reports the live heap per entry
+// after a GC (bytes/entry). Each entry gets its own field slices, as a
+// parsed XADD does.
+func BenchmarkHeapPerEntry(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s := New()
+		for j := 0; j < 1_000_000; j++ {
+			fields := [][]byte{[]byte("f"), []byte("v")}
+			s.Append(ID{1_700_000_000_000 + uint64(j/50), uint64(j % 50)}, fields)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "bytes/entry")
+		runtime.KeepAlive(s)
 	}
 }

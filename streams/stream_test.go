@@ -17,20 +17,42 @@ func checkInvariants(t *testing.T, s *Stream) {
 	var last *node
 	s.nodes.Ascend(func(n *node) bool {
 		last = n
-		if len(n.entries) == 0 || n.key != n.entries[0].ID {
-			t.Fatalf("node key %v does not match its first entry", n.key)
+		var entries []Entry
+		var deleted []bool
+		for i, p := 0, int(n.marks[0]); i < n.count; i, p = i+1, n.next(p) {
+			if i%markStride == 0 && int(n.marks[i/markStride]) != p {
+				t.Fatalf("node %v: mark %d at %d, entry at %d", n.key, i/markStride, n.marks[i/markStride], p)
+			}
+			entries = append(entries, n.entry(p))
+			deleted = append(deleted, n.deletedAt(p))
 		}
-		if len(n.deleted) != len(n.entries) {
-			t.Fatalf("node %v: %d flags for %d entries", n.key, len(n.deleted), len(n.entries))
+		if len(entries) == 0 || n.key != entries[0].ID || n.last != entries[len(entries)-1].ID {
+			t.Fatalf("node key %v / last %v do not match its entries", n.key, n.last)
+		}
+		// A node rebuilt from what a snapshot holds has the same master
+		// and listpack size.
+		var names [][]byte
+		for i, e := range entries {
+			if !deleted[i] {
+				names = fieldNames(e.Fields)
+				break
+			}
+		}
+		r := newNode(n.key, names, 0)
+		for i, e := range entries {
+			r.add(e.ID, e.Fields, deleted[i])
+		}
+		if r.lpSize() != n.lpSize() || r.nmaster != n.nmaster || string(r.buf[:r.marks[0]]) != string(n.buf[:n.marks[0]]) {
+			t.Fatalf("node %v: master %q lpSize %d, rebuilt %q %d", n.key, n.buf[:n.marks[0]], n.lpSize(), r.buf[:r.marks[0]], r.lpSize())
 		}
 		nl := 0
-		for i, e := range n.entries {
+		for i, e := range entries {
 			if prev != nil && !prev.Less(e.ID) {
 				t.Fatalf("entry %v not after %v", e.ID, *prev)
 			}
 			id := e.ID
 			prev = &id
-			if n.deleted[i] {
+			if deleted[i] {
 				if e.Fields != nil {
 					t.Fatalf("deleted entry %v keeps its fields", e.ID)
 				}
@@ -129,7 +151,7 @@ func TestAppendNodesAndCounters(t *testing.T) {
 		t.Run(fmt.Sprintf("%d/%d", tc.n, tc.nodeMax), func(t *testing.T) {
 			s := New()
 			for i := 1; i <= tc.n; i++ {
-				s.AppendNode(ID{uint64(i), 0}, [][]byte{[]byte("f"), []byte("v")}, tc.nodeMax)
+				s.AppendNode(ID{uint64(i), 0}, [][]byte{[]byte("f"), []byte("v")}, tc.nodeMax, 0)
 			}
 			checkInvariants(t, s)
 			if s.NodeCount() != tc.wantNodes || s.Len() != int64(tc.n) || s.EntriesAdded() != int64(tc.n) {

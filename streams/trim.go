@@ -70,7 +70,7 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 		if t.Strategy == TrimMaxLen {
 			whole = s.length-live >= t.MaxLen
 		} else {
-			whole = n.lastID().Less(t.MinID)
+			whole = n.last.Less(t.MinID)
 		}
 		if whole {
 			s.removeNode(n)
@@ -81,18 +81,23 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 		if t.Approx {
 			break
 		}
-		for i := range n.entries {
+		marked := false
+		for i, p := 0, int(n.marks[0]); i < n.count; i, p = i+1, n.next(p) {
 			if t.Strategy == TrimMaxLen {
 				if s.length <= t.MaxLen {
 					break
 				}
-			} else if !n.entries[i].ID.Less(t.MinID) {
+			} else if id, _ := n.id(p); !id.Less(t.MinID) {
 				break
 			}
-			if n.markDeleted(i) {
+			if n.markDeleted(p) {
 				s.length--
 				removed++
+				marked = true
 			}
+		}
+		if marked {
+			n.remaster(0)
 		}
 		// Like Redis, a node left with only tombstones here stays (its
 		// last entry, deleted, is >= MinID); the next XDEL or trim drops it.
@@ -112,13 +117,18 @@ func (s *Stream) Delete(id ID) bool {
 	if n == nil {
 		return false
 	}
-	i := n.search(id)
-	if i >= len(n.entries) || n.entries[i].ID != id || !n.markDeleted(i) {
+	i, p := n.seek(id)
+	if i >= n.count {
+		return false
+	}
+	if e, _ := n.id(p); e != id || !n.markDeleted(p) {
 		return false
 	}
 	s.length--
 	if n.live == 0 {
 		s.removeNode(n)
+	} else {
+		n.remaster(p)
 	}
 	if s.maxDeleted.Less(id) {
 		s.maxDeleted = id

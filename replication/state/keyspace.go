@@ -55,7 +55,7 @@ func (d *database) add(key string, o *Object) {
 type Keyspace struct {
 	dbs [NumDatabases]*database
 	// nodeMax is stream-node-max-entries; nodeMaxBytes is
-	// stream-node-max-bytes, stored for CONFIG GET only (see streams.Stream).
+	// stream-node-max-bytes, stored for CONFIG GET only (see xadd).
 	nodeMax      int
 	nodeMaxBytes int64
 	// lastNow is the greatest time a write was applied at (see clock.go).

@@ -53,7 +53,12 @@ func (ks *Keyspace) xadd(c wire.XAdd, nowMs int64) (any, error) {
 		o = ks.createStream(c.DB, c.Key)
 		o.Stream = s
 	}
-	s.AppendNode(id, c.Fields, ks.nodeMax)
+	// stream-node-max-bytes is not applied yet: a log written by an
+	// earlier release, replayed here from its start, must split nodes as
+	// that release did for a replica restored from its snapshot (nodes
+	// decide what "~" trims). Applying it needs a switch recorded at a log
+	// position (and in the snapshot); streams.Stream implements the rule.
+	s.AppendNode(id, c.Fields, ks.nodeMax, streams.NoNodeMaxBytes)
 	if t, ok := ks.trimArgs(c.Trim); ok {
 		s.Trim(t)
 	}
