@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Memory benchmark (issue #13): RSS of streamd against a real redis-server
+# (no persistence) holding the same data, read from /proc once the load is
+# done. Not a test: it prints figures and ratios, it asserts nothing.
+#
+#   bench/memory.sh [entries]
+#
+# 1. entries (default 1,000,000) × XADD s * f v (redis-benchmark -c 50 -P 64);
+# 2. then XGROUP CREATE s g 0 and XREADGROUP in batches of 10,000 until every
+#    entry is pending for one consumer.
+# RSS after each step, for each server, and the ratio streamd/Redis (goal of
+# issue #13: at most 1.5 at both steps). streamd runs with appendfsync
+# everysec (its log is on disk; its memory is what is measured).
+#
+# Needs redis-server, redis-cli and redis-benchmark on PATH; builds
+# ./cmd/streamd. Ports come from 17900-17919.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ENTRIES=${1:-1000000}
+BATCH=10000
+
+PORT_FIRST=17900
+PORT_LAST=17919
+. bench/lib.sh
+
+go build -o "$TMP/streamd" ./cmd/streamd
+
+rss_kb() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+
+free_port
+rport=$port
+redis-server --port "$rport" --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
+rpid=$!
+pids+=("$rpid")
+free_port
+sport=$port
+"$TMP/streamd" --port "$sport" --dir "$TMP/data" --metrics-addr "" --appendfsync everysec >"$TMP/streamd.log" 2>&1 &
+spid=$!
+pids+=("$spid")
+wait_ping "$rport"
+wait_ping "$sport"
+
+declare -A after_add after_pel
+for p in "$rport" "$sport"; do
+	redis-benchmark -p "$p" -n "$ENTRIES" -c 50 -P 64 -q XADD s '*' f v >/dev/null
+done
+sleep 1
+after_add[redis]=$(rss_kb "$rpid")
+after_add[streamd]=$(rss_kb "$spid")
+for p in "$rport" "$sport"; do
+	redis-cli -p "$p" XGROUP CREATE s g 0 >/dev/null
+	for _ in $(seq $(((ENTRIES + BATCH - 1) / BATCH))); do
+		redis-cli -p "$p" XREADGROUP GROUP g c COUNT "$BATCH" STREAMS s '>' >/dev/null
+	done
+done
+sleep 1
+after_pel[redis]=$(rss_kb "$rpid")
+after_pel[streamd]=$(rss_kb "$spid")
+
+for p in "$rport" "$sport"; do
+	echo "port $p: XLEN $(redis-cli -p "$p" XLEN s), pending $(redis-cli -p "$p" XPENDING s g | head -1)"
+done
+ratio() { echo "scale=2; $1 / $2" | bc; }
+printf '%-34s %12s %12s %8s\n' "RSS (kB)" redis streamd ratio
+printf '%-34s %12s %12s %8s\n' "$ENTRIES x XADD s * f v" "${after_add[redis]}" "${after_add[streamd]}" \
+	"$(ratio "${after_add[streamd]}" "${after_add[redis]}")"
+printf '%-34s %12s %12s %8s\n' "+ one group, all pending" "${after_pel[redis]}" "${after_pel[streamd]}" \
+	"$(ratio "${after_pel[streamd]}" "${after_pel[redis]}")"
