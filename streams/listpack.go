@@ -1,5 +1,7 @@
 package streams
 
+import "streamd/internal/redisint"
+
 // This file computes the size Redis's listpack for a node would have
 // (lpBytes), which stream-node-max-bytes bounds: Redis's streamAppendItem
 // starts a new node when lpBytes(tail) + the new entry's field and value
@@ -66,47 +68,8 @@ func lpStrElem(s []byte) int64 {
 }
 
 // lpInt reports whether s is an int64 in canonical decimal form, as
-// lpStringToInt64 accepts it.
-func lpInt(s []byte) (int64, bool) {
-	if len(s) == 0 || len(s) >= 21 {
-		return 0, false
-	}
-	if len(s) == 1 && s[0] == '0' {
-		return 0, true
-	}
-	neg := s[0] == '-'
-	p := s
-	if neg {
-		p = s[1:]
-		if len(p) == 0 {
-			return 0, false
-		}
-	}
-	if p[0] < '1' || p[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range p {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1)/10 || v*10 > 1<<64-1-d {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		if v > 1<<63 {
-			return 0, false
-		}
-		return int64(-v), true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
-}
+// lpStringToInt64 accepts it (Redis's string2ll rule).
+func lpInt(s []byte) (int64, bool) { return redisint.ParseInt64(s) }
 
 // lpMasterBytes is the size of an empty node's listpack with this master
 // (header and end byte; master field count, names and terminator), less

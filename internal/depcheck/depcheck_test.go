@@ -49,7 +49,7 @@ var leaves = map[string][]string{
 	"config":                   {"server/resp", "internal/tlsconf"},
 	"replication/wire":         {"streams"},
 	"replication/logstore":     nil,
-	"server/resp":              nil,                                            // the protocol alone
+	"server/resp":              {"internal/redisint"},                          // the protocol alone (and string2ll)
 	"server/observe":           {"server/resp"},                                // SLOWLOG's log, MONITOR's lines and fan-out
 	"server/tracking":          {"server/resp"},                                // client-side caching's tracking table
 	"server/info":              nil,                                            // INFO's text from plain data
@@ -58,6 +58,7 @@ var leaves = map[string][]string{
 	"server/cmdinfo":           {"server/resp", "internal/glob"},               // COMMAND INFO/DOCS/LIST from plain descriptions
 	"internal/mux":             {"internal/lograte"},
 	"internal/lograte":         nil,               // a log line at most once a period
+	"internal/redisint":        nil,               // Redis's string2ll (resp's lengths, streams' listpack sizes)
 	"internal/acl":             {"internal/glob"}, // ACL users: rules, checks, aclfile, ACL LOG
 	"internal/tlsconf":         nil,               // the tls-* settings → crypto/tls configurations (stdlib only)
 	"internal/tlsconf/tlstest": nil,               // throw-away CAs and certificates for tests
