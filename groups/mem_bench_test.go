@@ -2,19 +2,11 @@ package groups
 
 import (
 	"runtime"
+	"streamd/internal/testutil"
 	"testing"
 
 	"streamd/streams"
 )
-
-// heapInUse returns the live heap after a full collection.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
 
 // BenchmarkGroupPendingMemory1M builds a stream of 1M entries, then a group
 // whose single consumer reads them all with XREADGROUP ">" (all 1M pending),
@@ -32,12 +24,12 @@ func BenchmarkGroupPendingMemory1M(b *testing.B) {
 	var perEntry float64
 	for i := 0; i < b.N; i++ {
 		var set Set
-		before := heapInUse()
+		before := testutil.LiveHeap()
 		g := set.Create("g", streams.ID{}, 0)
 		for read := 0; read < n; {
 			read += len(g.ReadNew(s, "alice", 1000, false, 1_700_000_000_000+int64(read)))
 		}
-		after := heapInUse()
+		after := testutil.LiveHeap()
 		if g.PEL.Len() != n {
 			b.Fatalf("pending %d, want %d", g.PEL.Len(), n)
 		}

@@ -3,19 +3,11 @@ package pel
 import (
 	"fmt"
 	"runtime"
+	"streamd/internal/testutil"
 	"testing"
 
 	"streamd/streams"
 )
-
-// heapInUse returns the live heap after a full collection.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
 
 // BenchmarkPELMemory1M builds a PEL of 1M pending entries, delivered in ID
 // order to 10 consumers in turn (as XREADGROUP of a growing stream does),
@@ -28,13 +20,13 @@ func BenchmarkPELMemory1M(b *testing.B) {
 	consumers := []string{"c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"}
 	var perEntry float64
 	for i := 0; i < b.N; i++ {
-		before := heapInUse()
+		before := testutil.LiveHeap()
 		p := New()
 		for j := 0; j < n; j++ {
 			id := streams.ID{Ms: 1_700_000_000_000 + uint64(j/4), Seq: uint64(j % 4)}
 			p.Put(NACK{ID: id, Consumer: consumers[j%len(consumers)], DeliveryMs: 1_700_000_000_000 + int64(j), DeliveryCount: 1})
 		}
-		after := heapInUse()
+		after := testutil.LiveHeap()
 		perEntry = float64(after-before) / n
 		runtime.KeepAlive(p)
 	}
@@ -51,12 +43,12 @@ func BenchmarkPELMemory100kConsumers(b *testing.B) {
 	}
 	var perConsumer float64
 	for i := 0; i < b.N; i++ {
-		before := heapInUse()
+		before := testutil.LiveHeap()
 		p := New()
 		for j := 0; j < n; j++ {
 			p.Put(NACK{ID: streams.ID{Ms: uint64(j)}, Consumer: names[j], DeliveryMs: int64(j), DeliveryCount: 1})
 		}
-		after := heapInUse()
+		after := testutil.LiveHeap()
 		perConsumer = float64(after-before) / n
 		runtime.KeepAlive(p)
 	}

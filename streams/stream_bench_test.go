@@ -2,6 +2,7 @@ package streams
 
 import (
 	"runtime"
+	"streamd/internal/testutil"
 	"testing"
 )
 
@@ -57,17 +58,13 @@ func BenchmarkDeleteMillion(b *testing.B) {
 // parsed XADD does.
 func BenchmarkHeapPerEntry(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
+		before := testutil.LiveHeap()
 		s := New()
 		for j := 0; j < 1_000_000; j++ {
 			fields := [][]byte{[]byte("f"), []byte("v")}
 			s.Append(ID{1_700_000_000_000 + uint64(j/50), uint64(j % 50)}, fields)
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "bytes/entry")
+		b.ReportMetric(float64(testutil.LiveHeap()-before)/1e6, "bytes/entry")
 		runtime.KeepAlive(s)
 	}
 }

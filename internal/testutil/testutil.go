@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -57,4 +58,15 @@ func RequireTool(t testing.TB, name string) string {
 	}
 	t.Skipf("%s not on PATH (install redis-server to run this test; CI sets STREAMD_REQUIRE_REDIS=1)", name)
 	return ""
+}
+
+// LiveHeap returns the live heap in bytes after two full collections (the
+// second frees what the first's finalizers released), for benchmarks that
+// report memory per item.
+func LiveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
