@@ -25,15 +25,21 @@ func (p *PEL) Check() error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	if err := p.nacks.check(); err != nil {
+		return err
+	}
 	for _, name := range names {
 		s := p.slots[name]
-		idx := p.owners[s].ids
+		idx := &p.owners[s].ids
+		if err := idx.check(); err != nil {
+			return fmt.Errorf("consumer %q: %w", name, err)
+		}
 		if idx.Len() == 0 {
 			return fmt.Errorf("pel: consumer %q has an empty index", name)
 		}
 		indexed += idx.Len()
-		idx.Ascend(func(id streams.ID) bool {
-			e, ok := p.nacks.Get(entry{ID: id})
+		idx.ascend(streams.MinID, func(id streams.ID, _ struct{}) bool {
+			e, ok := p.nacks.get(id)
 			switch {
 			case !ok:
 				err = fmt.Errorf("pel: consumer %q indexes %s, which is not pending", name, id)
@@ -47,16 +53,16 @@ func (p *PEL) Check() error {
 		}
 	}
 	big := 0
-	p.nacks.Ascend(func(e entry) bool {
-		if int(e.owner) >= len(p.owners) || p.owners[e.owner].ids == nil || !p.owners[e.owner].ids.Has(e.ID) {
-			err = fmt.Errorf("pel: %s owned by slot %d is missing from its index", e.ID, e.owner)
+	p.nacks.ascend(streams.MinID, func(id streams.ID, e entry) bool {
+		if int(e.owner) >= len(p.owners) || !p.owners[e.owner].used || !p.owners[e.owner].ids.has(id) {
+			err = fmt.Errorf("pel: %s owned by slot %d is missing from its index", id, e.owner)
 			return false
 		}
 		if e.count == countBig {
 			big++
-			n, ok := p.bigCounts[e.ID]
+			n, ok := p.bigCounts[id]
 			if !ok || (n >= 0 && n < countBig) {
-				err = fmt.Errorf("pel: %s has delivery count %d kept aside (%v)", e.ID, n, ok)
+				err = fmt.Errorf("pel: %s has delivery count %d kept aside (%v)", id, n, ok)
 			}
 		}
 		return err == nil
@@ -77,8 +83,12 @@ func (p *PEL) Check() error {
 // the name lookup, each free slot is empty and listed once as free.
 func (p *PEL) checkSlots() error {
 	used := 0
-	for s, o := range p.owners {
-		if o.ids == nil {
+	for s := range p.owners {
+		o := &p.owners[s]
+		if !o.used {
+			if o.ids.Len() != 0 {
+				return fmt.Errorf("pel: free slot %d has an index", s)
+			}
 			continue
 		}
 		used++
@@ -91,13 +101,81 @@ func (p *PEL) checkSlots() error {
 	}
 	seen := map[uint32]bool{}
 	for _, s := range p.free {
-		if int(s) >= len(p.owners) || p.owners[s].ids != nil || seen[s] {
+		if int(s) >= len(p.owners) || p.owners[s].used || seen[s] {
 			return fmt.Errorf("pel: free slot %d is in use or listed twice", s)
 		}
 		seen[s] = true
 	}
 	if used+len(p.free) != len(p.owners) {
 		return fmt.Errorf("pel: %d used and %d free slots of %d", used, len(p.free), len(p.owners))
+	}
+	return nil
+}
+
+// check verifies the tree's structure: sorted keys, separators that bound
+// their children, no empty node, node sizes within limits, every leaf at
+// the same depth, equal key and value counts, and a length that matches.
+func (t *tree[V]) check() error {
+	if t.root == nil {
+		if t.n != 0 {
+			return fmt.Errorf("pel: empty tree of length %d", t.n)
+		}
+		return nil
+	}
+	if t.root.kids != nil && len(t.root.kids) < 2 {
+		return fmt.Errorf("pel: inner root with %d children", len(t.root.kids))
+	}
+	leafDepth := -1
+	count := 0
+	var walk func(n *node[V], depth int, lo, hi *streams.ID) error
+	walk = func(n *node[V], depth int, lo, hi *streams.ID) error {
+		if len(n.keys) == 0 {
+			return fmt.Errorf("pel: empty node at depth %d", depth)
+		}
+		if len(n.keys) > n.maxLen() {
+			return fmt.Errorf("pel: node of %d keys at depth %d", len(n.keys), depth)
+		}
+		if n.kids == nil {
+			if leafDepth >= 0 && depth != leafDepth {
+				return fmt.Errorf("pel: leaves at depths %d and %d", leafDepth, depth)
+			}
+			leafDepth = depth
+			if len(n.vals) != len(n.keys) || cap(n.vals) != cap(n.keys) {
+				return fmt.Errorf("pel: leaf of %d keys (cap %d) and %d values (cap %d)", len(n.keys), cap(n.keys), len(n.vals), cap(n.vals))
+			}
+			for i, k := range n.keys {
+				if (i > 0 && !idLess(n.keys[i-1], k)) || (lo != nil && idLess(k, *lo)) || (hi != nil && !idLess(k, *hi)) {
+					return fmt.Errorf("pel: key %s out of order at depth %d", k, depth)
+				}
+			}
+			count += len(n.keys)
+			return nil
+		}
+		if len(n.kids) != len(n.keys) {
+			return fmt.Errorf("pel: inner node of %d keys and %d children", len(n.keys), len(n.kids))
+		}
+		for i, c := range n.kids {
+			clo, chi := lo, hi
+			if i > 0 {
+				clo = &n.keys[i]
+				if (i > 1 && !idLess(n.keys[i-1], n.keys[i])) || (lo != nil && idLess(n.keys[i], *lo)) || (hi != nil && !idLess(n.keys[i], *hi)) {
+					return fmt.Errorf("pel: separator %s out of order at depth %d", n.keys[i], depth)
+				}
+			}
+			if i+1 < len(n.kids) {
+				chi = &n.keys[i+1]
+			}
+			if err := walk(c, depth+1, clo, chi); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(t.root, 0, nil, nil); err != nil {
+		return err
+	}
+	if count != t.n {
+		return fmt.Errorf("pel: tree of length %d holds %d keys", t.n, count)
 	}
 	return nil
 }

@@ -5,10 +5,18 @@
 // owns. The NACK data lives once, in the group tree; a consumer's index holds
 // IDs only, so the two can never disagree about delivery times or counts.
 //
-// A pending entry is stored compactly (see entry): its ID, delivery time,
-// delivery count and the slot of its owner in the PEL's table of consumer
-// names, 32 bytes without pointers, so the garbage collector does not scan
-// the trees' items. Callers see NACK values, with the owner's name.
+// A pending entry is stored compactly: its ID and, beside it, an entry of
+// delivery time, delivery count and the slot of its owner in the PEL's
+// table of consumer names, 32 bytes without pointers, so the garbage
+// collector does not scan the trees' items. Both trees are B+trees (see
+// tree) that pack IDs delivered in order into full leaves: about 48 bytes
+// of heap per pending entry, 32 in the group tree and 16 in its owner's
+// index. Callers see NACK values, with the owner's name.
+//
+// Every change goes through four mutation points, in Put, Remove and
+// RemoveConsumer: an entry is inserted (nacks.set of a new ID), its delivery
+// data updated (nacks.set of a pending ID), its owner changed (the ID moves
+// between consumer indexes), or it is deleted (nacks.delete).
 //
 // The package is pure: times are arguments, and nothing iterates a Go map
 // where the order could reach a caller.
@@ -17,8 +25,6 @@ package pel
 import (
 	"math"
 	"unsafe"
-
-	"github.com/google/btree"
 
 	"streamd/streams"
 )
@@ -35,9 +41,8 @@ type NACK struct {
 	DeliveryCount int64
 }
 
-// entry is a NACK as the group tree stores it.
+// entry is a NACK as the group tree stores it, next to its ID.
 type entry struct {
-	ID         streams.ID
 	DeliveryMs int64
 	// count is the delivery count, or countBig when the count does not
 	// fit (then it is in PEL.bigCounts).
@@ -50,37 +55,29 @@ type entry struct {
 // one set by XCLAIM RETRYCOUNT (or loaded) outside [0, countBig).
 const countBig = math.MaxUint32
 
-// EntryBytes is the size of a stored pending entry, for memory estimates
-// (each tree item also carries its share of its B-tree node).
-const EntryBytes = int64(unsafe.Sizeof(entry{}))
+// EntryBytes is the size of a stored pending entry in the group tree, its
+// ID and its entry, for memory estimates. Its owner's index holds the ID
+// once more (IDBytes). Leaves filled in ID order are full; the nodes
+// themselves add under 2% to that.
+const EntryBytes = int64(unsafe.Sizeof(streams.ID{}) + unsafe.Sizeof(entry{}))
+
+// IDBytes is the size of an ID in a consumer's index.
+const IDBytes = int64(unsafe.Sizeof(streams.ID{}))
 
 // owner is a slot of the consumer table: a consumer with pending entries and
-// the index of the IDs it owns. A free slot has a nil ids.
+// the index of the IDs it owns. A free slot is not used and has an empty
+// index.
 type owner struct {
 	name string
-	ids  *btree.BTreeG[streams.ID]
+	used bool
+	ids  tree[struct{}]
 }
-
-// btreeDegree is the google/btree degree of the group and consumer trees.
-// Appending in ID order (as XREADGROUP does) leaves nodes half full whatever
-// the degree; the degree decides how much of each node's items slice is
-// spare capacity on top. At 32 both trees keep about twice their items'
-// size (at 16 the consumer index kept four times: 31 IDs outgrow a
-// 30-slot slice and land in a 64-slot one).
-const btreeDegree = 32
-
-// idFreeListSize is how many free nodes the consumer indexes of a PEL keep
-// for reuse.
-const idFreeListSize = 32
-
-func entryLess(a, b entry) bool   { return a.ID.Less(b.ID) }
-func idLess(a, b streams.ID) bool { return a.Less(b) }
 
 // PEL is a group's pending entries list with its per-consumer indexes. The
 // zero value is not usable: call New. A PEL is not safe for concurrent use;
 // the keyspace serialises access.
 type PEL struct {
-	nacks *btree.BTreeG[entry]
+	nacks tree[entry]
 	// owners is the consumer table, by slot: only consumers with pending
 	// entries have one. Slot numbers depend on the history of operations,
 	// so they never reach a caller: NACKs carry the name.
@@ -90,10 +87,6 @@ type PEL struct {
 	slots map[string]uint32
 	// free lists the free slots of owners, reused last first.
 	free []uint32
-	// idNodes is the node free list all consumer indexes share (and share
-	// with clones: it is safe for concurrent use), so a consumer's index
-	// does not carry a free list of its own.
-	idNodes *btree.FreeListG[streams.ID]
 	// bigCounts holds the delivery counts of entries whose count is
 	// countBig, by ID; it is only ever looked up by ID.
 	bigCounts map[streams.ID]int64
@@ -101,11 +94,7 @@ type PEL struct {
 
 // New returns an empty PEL.
 func New() *PEL {
-	return &PEL{
-		nacks:   btree.NewG(btreeDegree, entryLess),
-		slots:   map[string]uint32{},
-		idNodes: btree.NewFreeListG[streams.ID](idFreeListSize),
-	}
+	return &PEL{slots: map[string]uint32{}}
 }
 
 // Len returns the number of pending entries in the group.
@@ -119,40 +108,40 @@ func (p *PEL) ConsumerLen(consumer string) int {
 	return 0
 }
 
-// view returns the NACK stored as e.
-func (p *PEL) view(e entry) NACK {
-	n := NACK{ID: e.ID, Consumer: p.owners[e.owner].name, DeliveryMs: e.DeliveryMs, DeliveryCount: int64(e.count)}
+// view returns the NACK stored as id and e.
+func (p *PEL) view(id streams.ID, e entry) NACK {
+	n := NACK{ID: id, Consumer: p.owners[e.owner].name, DeliveryMs: e.DeliveryMs, DeliveryCount: int64(e.count)}
 	if e.count == countBig {
-		n.DeliveryCount = p.bigCounts[e.ID]
+		n.DeliveryCount = p.bigCounts[id]
 	}
 	return n
 }
 
 // Get returns the NACK for id.
 func (p *PEL) Get(id streams.ID) (NACK, bool) {
-	e, ok := p.nacks.Get(entry{ID: id})
+	e, ok := p.nacks.get(id)
 	if !ok {
 		return NACK{}, false
 	}
-	return p.view(e), true
+	return p.view(id, e), true
 }
 
 // First returns the pending entry with the smallest ID.
 func (p *PEL) First() (NACK, bool) {
-	e, ok := p.nacks.Min()
+	id, e, ok := p.nacks.min()
 	if !ok {
 		return NACK{}, false
 	}
-	return p.view(e), true
+	return p.view(id, e), true
 }
 
 // Last returns the pending entry with the greatest ID.
 func (p *PEL) Last() (NACK, bool) {
-	e, ok := p.nacks.Max()
+	id, e, ok := p.nacks.max()
 	if !ok {
 		return NACK{}, false
 	}
-	return p.view(e), true
+	return p.view(id, e), true
 }
 
 // Put stores n, replacing any NACK with the same ID; when the owner changes,
@@ -160,13 +149,14 @@ func (p *PEL) Last() (NACK, bool) {
 // NACK replaced, if any.
 func (p *PEL) Put(n NACK) (prev NACK, replaced bool) {
 	slot := p.slot(n.Consumer)
-	e := entry{ID: n.ID, DeliveryMs: n.DeliveryMs, count: countBig, owner: slot}
+	e := entry{DeliveryMs: n.DeliveryMs, count: countBig, owner: slot}
 	if n.DeliveryCount >= 0 && n.DeliveryCount < countBig {
 		e.count = uint32(n.DeliveryCount)
 	}
-	old, replaced := p.nacks.ReplaceOrInsert(e)
+	// Mutation point: insert (a new ID) or delivery update (a pending one).
+	old, replaced := p.nacks.set(n.ID, e)
 	if replaced {
-		prev = p.view(old)
+		prev = p.view(n.ID, old)
 		if old.count == countBig && e.count != countBig {
 			delete(p.bigCounts, n.ID)
 		}
@@ -177,8 +167,9 @@ func (p *PEL) Put(n NACK) (prev NACK, replaced bool) {
 		}
 		p.bigCounts[n.ID] = n.DeliveryCount
 	}
+	// Mutation point: owner change (or the first owner of a new ID).
 	if !replaced || old.owner != slot {
-		p.owners[slot].ids.ReplaceOrInsert(n.ID)
+		p.owners[slot].ids.set(n.ID, struct{}{})
 	}
 	if replaced && old.owner != slot {
 		p.unindex(old.owner, n.ID)
@@ -188,11 +179,12 @@ func (p *PEL) Put(n NACK) (prev NACK, replaced bool) {
 
 // Remove deletes the NACK for id (XACK) and returns it.
 func (p *PEL) Remove(id streams.ID) (NACK, bool) {
-	e, ok := p.nacks.Delete(entry{ID: id})
+	// Mutation point: delete.
+	e, ok := p.nacks.delete(id)
 	if !ok {
 		return NACK{}, false
 	}
-	n := p.view(e)
+	n := p.view(id, e)
 	if e.count == countBig {
 		delete(p.bigCounts, id)
 	}
@@ -219,10 +211,11 @@ func (p *PEL) RemoveConsumer(consumer string) int {
 	if !ok {
 		return 0
 	}
-	idx := p.owners[s].ids
+	idx := &p.owners[s].ids
 	n := idx.Len()
-	idx.Ascend(func(id streams.ID) bool {
-		if e, ok := p.nacks.Delete(entry{ID: id}); ok && e.count == countBig {
+	idx.ascend(streams.MinID, func(id streams.ID, _ struct{}) bool {
+		// Mutation point: delete (each entry of the consumer).
+		if e, ok := p.nacks.delete(id); ok && e.count == countBig {
 			delete(p.bigCounts, id)
 		}
 		return true
@@ -234,7 +227,7 @@ func (p *PEL) RemoveConsumer(consumer string) int {
 // Ascend calls fn with the pending entries whose ID is >= from, in ID order,
 // until fn returns false. fn must not change the PEL.
 func (p *PEL) Ascend(from streams.ID, fn func(NACK) bool) {
-	p.nacks.AscendGreaterOrEqual(entry{ID: from}, func(e entry) bool { return fn(p.view(e)) })
+	p.nacks.ascend(from, func(id streams.ID, e entry) bool { return fn(p.view(id, e)) })
 }
 
 // Range returns up to count pending entries with start <= ID <= end, in ID
@@ -258,9 +251,9 @@ func (p *PEL) AscendConsumer(consumer string, from streams.ID, fn func(NACK) boo
 	if !ok {
 		return
 	}
-	p.owners[s].ids.AscendGreaterOrEqual(from, func(id streams.ID) bool {
-		e, _ := p.nacks.Get(entry{ID: id})
-		return fn(p.view(e))
+	p.owners[s].ids.ascend(from, func(id streams.ID, _ struct{}) bool {
+		e, _ := p.nacks.get(id)
+		return fn(p.view(id, e))
 	})
 }
 
@@ -278,19 +271,18 @@ func (p *PEL) ConsumerRange(consumer string, start, end streams.ID, count int) [
 	return out
 }
 
-// Clone returns an independent copy (copy-on-write through btree Clone, so
-// it is cheap until either side changes). The copy keeps the slot numbers.
+// Clone returns an independent copy (the trees are copy-on-write, so it is
+// cheap until either side changes). The copy keeps the slot numbers.
 func (p *PEL) Clone() *PEL {
 	c := &PEL{
-		nacks:   p.nacks.Clone(),
-		owners:  make([]owner, len(p.owners)),
-		slots:   make(map[string]uint32, len(p.slots)),
-		free:    append([]uint32(nil), p.free...),
-		idNodes: p.idNodes,
+		nacks:  p.nacks.clone(),
+		owners: make([]owner, len(p.owners)),
+		slots:  make(map[string]uint32, len(p.slots)),
+		free:   append([]uint32(nil), p.free...),
 	}
-	for s, o := range p.owners {
-		if o.ids != nil {
-			c.owners[s] = owner{name: o.name, ids: o.ids.Clone()}
+	for s := range p.owners {
+		if o := &p.owners[s]; o.used {
+			c.owners[s] = owner{name: o.name, used: true, ids: o.ids.clone()}
 		}
 	}
 	for name, s := range p.slots {
@@ -311,7 +303,7 @@ func (p *PEL) slot(consumer string) uint32 {
 	if s, ok := p.slots[consumer]; ok {
 		return s
 	}
-	o := owner{name: consumer, ids: btree.NewWithFreeListG(btreeDegree, idLess, p.idNodes)}
+	o := owner{name: consumer, used: true}
 	var s uint32
 	if k := len(p.free); k > 0 {
 		s = p.free[k-1]
@@ -328,8 +320,8 @@ func (p *PEL) slot(consumer string) uint32 {
 // unindex removes id from the index of the consumer in slot s, and frees the
 // slot when that was its last pending entry.
 func (p *PEL) unindex(s uint32, id streams.ID) {
-	idx := p.owners[s].ids
-	idx.Delete(id)
+	idx := &p.owners[s].ids
+	idx.delete(id)
 	if idx.Len() == 0 {
 		// An empty index is dropped so that only consumers with pending
 		// entries have a slot; ConsumerLen answers 0 for the others.

@@ -181,13 +181,13 @@ func TestCheckFindsCorruption(t *testing.T) {
 	p := New()
 	p.Put(NACK{ID: id(1), Consumer: "a", DeliveryCount: 1})
 	// Corrupt on purpose: index the ID under a second consumer.
-	p.owners[p.slot("b")].ids.ReplaceOrInsert(id(1))
+	p.owners[p.slot("b")].ids.set(id(1), struct{}{})
 	if err := p.Check(); err == nil {
 		t.Fatal("Check missed an ID indexed by the wrong consumer")
 	}
 	q := New()
 	q.Put(NACK{ID: id(1), Consumer: "a", DeliveryCount: 1})
-	q.owners[q.slots["a"]].ids.Delete(id(1))
+	q.owners[q.slots["a"]].ids.delete(id(1))
 	if err := q.Check(); err == nil {
 		t.Fatal("Check missed a NACK absent from its owner's index")
 	}

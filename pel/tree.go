@@ -1,0 +1,454 @@
+package pel
+
+import (
+	"sync/atomic"
+
+	"streamd/streams"
+)
+
+// tree is an ordered map from stream IDs to values of type V: a B+tree
+// whose leaves keep their keys and their values in two sorted arrays
+// without pointers (for the PEL's values and for V = struct{}), so the
+// garbage collector scans only the nodes' small headers.
+//
+// It is built for IDs that arrive in order (XREADGROUP delivers IDs in
+// order, to the group and to each consumer): a full leaf that receives an
+// insert at its right end stays full and the insert starts a new leaf,
+// instead of splitting in the middle as a plain B-tree does (which leaves
+// every node of an in-order build half empty). Inner nodes do the same.
+// Deletes merge a node that falls under half full with a neighbour when the
+// two fit in one node, and give back a leaf's spare capacity as it empties.
+//
+// Clone is copy-on-write: a node belongs to the tree whose generation it
+// carries; a tree copies a node of another generation before changing it,
+// so a clone costs nothing until either side changes, and a clone read on
+// another goroutine (a snapshot) never sees the original's later writes.
+//
+// The zero value is an empty tree. A tree is not safe for concurrent use.
+type tree[V any] struct {
+	root *node[V]
+	n    int
+	gen  uint64
+}
+
+// node is a leaf (kids == nil: keys[i] maps to vals[i]) or an inner node
+// (kids != nil, len(kids) == len(keys)): keys[i], for i > 0, is a lower
+// bound of kids[i]'s keys and greater than every key of kids[i-1]; keys[0]
+// is not used to route. Leaves hold keys and vals with equal capacity.
+type node[V any] struct {
+	gen  uint64
+	keys []streams.ID
+	vals []V
+	kids []*node[V]
+}
+
+// Node sizes. They are variables only so that tests can shrink them to
+// build deep trees from few keys.
+var (
+	// leafMax is the most entries a leaf holds: 128 IDs are 2 KiB (and
+	// 128 PEL entries 2 KiB more), exact Go size classes.
+	leafMax = 128
+	// innerMax is the most children of an inner node.
+	innerMax = 64
+)
+
+// leafMinCap is the smallest capacity a leaf shrinks to.
+const leafMinCap = 4
+
+// generations hands out the generations of cloned trees.
+var generations atomic.Uint64
+
+func idLess(a, b streams.ID) bool { return a.Ms < b.Ms || (a.Ms == b.Ms && a.Seq < b.Seq) }
+
+// lowerBound returns the first index i with keys[i] >= k, and whether
+// keys[i] == k.
+func lowerBound(keys []streams.ID, k streams.ID) (int, bool) {
+	lo, hi := 0, len(keys)
+	if hi == 0 || idLess(keys[hi-1], k) {
+		return hi, false // the append case, without a search
+	}
+	if !idLess(keys[0], k) {
+		return 0, keys[0] == k // the first entry (XACK in order)
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if idLess(keys[m], k) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(keys) && keys[lo] == k
+}
+
+// childIndex returns the index of the child of an inner node whose keys
+// include k's place: the last i > 0 with keys[i] <= k, else 0.
+func childIndex(keys []streams.ID, k streams.ID) int {
+	lo, hi := 1, len(keys)
+	if hi <= 1 || idLess(k, keys[1]) {
+		return 0
+	}
+	if !idLess(k, keys[hi-1]) {
+		return hi - 1
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if idLess(k, keys[m]) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo - 1
+}
+
+// Len returns the number of keys.
+func (t *tree[V]) Len() int { return t.n }
+
+// get returns the value of k.
+func (t *tree[V]) get(k streams.ID) (V, bool) {
+	n := t.root
+	if n == nil {
+		var zero V
+		return zero, false
+	}
+	for n.kids != nil {
+		n = n.kids[childIndex(n.keys, k)]
+	}
+	if i, ok := lowerBound(n.keys, k); ok {
+		return n.vals[i], true
+	}
+	var zero V
+	return zero, false
+}
+
+// has reports whether k is in the tree.
+func (t *tree[V]) has(k streams.ID) bool {
+	_, ok := t.get(k)
+	return ok
+}
+
+// min returns the smallest key and its value.
+func (t *tree[V]) min() (streams.ID, V, bool) {
+	n := t.root
+	if n == nil {
+		var zero V
+		return streams.ID{}, zero, false
+	}
+	for n.kids != nil {
+		n = n.kids[0]
+	}
+	return n.keys[0], n.vals[0], true
+}
+
+// max returns the greatest key and its value.
+func (t *tree[V]) max() (streams.ID, V, bool) {
+	n := t.root
+	if n == nil {
+		var zero V
+		return streams.ID{}, zero, false
+	}
+	for n.kids != nil {
+		n = n.kids[len(n.kids)-1]
+	}
+	last := len(n.keys) - 1
+	return n.keys[last], n.vals[last], true
+}
+
+// ascend calls fn with the keys >= from and their values, in order, until
+// fn returns false. fn must not change the tree.
+func (t *tree[V]) ascend(from streams.ID, fn func(streams.ID, V) bool) {
+	if t.root != nil {
+		ascendNode(t.root, from, fn)
+	}
+}
+
+func ascendNode[V any](n *node[V], from streams.ID, fn func(streams.ID, V) bool) bool {
+	if n.kids == nil {
+		i, _ := lowerBound(n.keys, from)
+		for ; i < len(n.keys); i++ {
+			if !fn(n.keys[i], n.vals[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := childIndex(n.keys, from); i < len(n.kids); i++ {
+		if !ascendNode(n.kids[i], from, fn) {
+			return false
+		}
+	}
+	return true
+}
+
+// clone returns a tree with the same contents that shares every node with
+// t until either changes.
+func (t *tree[V]) clone() tree[V] {
+	c := *t
+	t.gen = generations.Add(1)
+	c.gen = generations.Add(1)
+	return c
+}
+
+// mut returns n if it belongs to t, else a copy of n that does (with the
+// same capacity, so appends into it do not reallocate again).
+func (t *tree[V]) mut(n *node[V]) *node[V] {
+	if n.gen == t.gen {
+		return n
+	}
+	c := &node[V]{gen: t.gen, keys: append(make([]streams.ID, 0, cap(n.keys)), n.keys...)}
+	if n.kids != nil {
+		c.kids = append(make([]*node[V], 0, cap(n.kids)), n.kids...)
+	} else {
+		c.vals = append(make([]V, 0, cap(n.keys)), n.vals...)
+	}
+	return c
+}
+
+// set stores v for k and returns the value it replaced, if any.
+func (t *tree[V]) set(k streams.ID, v V) (old V, replaced bool) {
+	if t.root == nil {
+		t.root = newLeaf[V](t.gen, 1, 1)
+		t.root.keys[0], t.root.vals[0] = k, v
+		t.n = 1
+		return old, false
+	}
+	t.root = t.mut(t.root)
+	old, replaced, right, sep := t.insert(t.root, k, v)
+	if right != nil {
+		t.root = &node[V]{gen: t.gen, keys: []streams.ID{t.root.keys[0], sep}, kids: []*node[V]{t.root, right}}
+	}
+	if !replaced {
+		t.n++
+	}
+	return old, replaced
+}
+
+// newLeaf returns a leaf of generation gen with n entries and capacity c.
+func newLeaf[V any](gen uint64, n, c int) *node[V] {
+	return &node[V]{gen: gen, keys: make([]streams.ID, n, c), vals: make([]V, n, c)}
+}
+
+// insert stores v for k below n, which belongs to t. When n had to split, it
+// returns the new right sibling and its separator.
+func (t *tree[V]) insert(n *node[V], k streams.ID, v V) (old V, replaced bool, right *node[V], sep streams.ID) {
+	if n.kids == nil {
+		i, found := lowerBound(n.keys, k)
+		if found {
+			old, n.vals[i] = n.vals[i], v
+			return old, true, nil, sep
+		}
+		if len(n.keys) < leafMax {
+			n.insertAt(i, k, v)
+			return old, false, nil, sep
+		}
+		if i == len(n.keys) {
+			// An append to a full leaf: n stays full, k starts the next
+			// leaf, made big enough for the appends likely to follow.
+			right = newLeaf[V](t.gen, 1, leafMax)
+			right.keys[0], right.vals[0] = k, v
+			return old, false, right, k
+		}
+		m := len(n.keys) / 2
+		right = newLeaf[V](t.gen, len(n.keys)-m, leafMax)
+		copy(right.keys, n.keys[m:])
+		copy(right.vals, n.vals[m:])
+		clear(n.vals[m:])
+		n.keys, n.vals = n.keys[:m], n.vals[:m]
+		if i <= m {
+			n.insertAt(i, k, v)
+		} else {
+			right.insertAt(i-m, k, v)
+		}
+		return old, false, right, right.keys[0]
+	}
+	i := childIndex(n.keys, k)
+	c := t.mut(n.kids[i])
+	n.kids[i] = c
+	old, replaced, r, s := t.insert(c, k, v)
+	if r == nil {
+		return old, replaced, nil, sep
+	}
+	if len(n.kids) < innerMax {
+		n.insertKid(i+1, s, r)
+		return old, replaced, nil, sep
+	}
+	if i+1 == len(n.kids) {
+		// The same right-edge split as a leaf's.
+		right = &node[V]{gen: t.gen, keys: make([]streams.ID, 1, innerMax), kids: make([]*node[V], 1, innerMax)}
+		right.keys[0], right.kids[0] = s, r
+		return old, replaced, right, s
+	}
+	m := len(n.kids) / 2
+	right = &node[V]{gen: t.gen, keys: make([]streams.ID, len(n.kids)-m, innerMax), kids: make([]*node[V], len(n.kids)-m, innerMax)}
+	copy(right.keys, n.keys[m:])
+	copy(right.kids, n.kids[m:])
+	clear(n.kids[m:])
+	n.keys, n.kids = n.keys[:m], n.kids[:m]
+	if i+1 <= m {
+		n.insertKid(i+1, s, r)
+	} else {
+		right.insertKid(i+1-m, s, r)
+	}
+	return old, replaced, right, right.keys[0]
+}
+
+// insertAt inserts k and v at position i of leaf n, growing its arrays by
+// doubling up to leafMax entries.
+func (n *node[V]) insertAt(i int, k streams.ID, v V) {
+	l := len(n.keys)
+	if l == cap(n.keys) {
+		c := min(max(2*l, leafMinCap), leafMax)
+		keys, vals := make([]streams.ID, l+1, c), make([]V, l+1, c)
+		copy(keys, n.keys[:i])
+		copy(keys[i+1:], n.keys[i:])
+		copy(vals, n.vals[:i])
+		copy(vals[i+1:], n.vals[i:])
+		n.keys, n.vals = keys, vals
+	} else {
+		n.keys, n.vals = n.keys[:l+1], n.vals[:l+1]
+		copy(n.keys[i+1:], n.keys[i:l])
+		copy(n.vals[i+1:], n.vals[i:l])
+	}
+	n.keys[i], n.vals[i] = k, v
+}
+
+// insertKid inserts child c with separator s at position i of inner node n.
+func (n *node[V]) insertKid(i int, s streams.ID, c *node[V]) {
+	n.keys = append(n.keys, streams.ID{})
+	copy(n.keys[i+1:], n.keys[i:])
+	n.keys[i] = s
+	n.kids = append(n.kids, nil)
+	copy(n.kids[i+1:], n.kids[i:])
+	n.kids[i] = c
+}
+
+// delete removes k and returns its value.
+func (t *tree[V]) delete(k streams.ID) (V, bool) {
+	if t.root == nil {
+		var zero V
+		return zero, false
+	}
+	t.root = t.mut(t.root)
+	old, ok := t.remove(t.root, k)
+	if !ok {
+		return old, false
+	}
+	t.n--
+	for {
+		r := t.root
+		switch {
+		case r.kids != nil && len(r.kids) == 0, r.kids == nil && len(r.keys) == 0:
+			t.root = nil
+		case r.kids != nil && len(r.kids) == 1:
+			t.root = r.kids[0]
+			continue
+		}
+		return old, true
+	}
+}
+
+// remove deletes k below n, which belongs to t, and returns its value.
+// When k is absent nothing changes but the ownership of the nodes on its
+// path.
+func (t *tree[V]) remove(n *node[V], k streams.ID) (old V, ok bool) {
+	if n.kids == nil {
+		i, found := lowerBound(n.keys, k)
+		if !found {
+			return old, false
+		}
+		old = n.vals[i]
+		n.removeAt(i)
+		return old, true
+	}
+	i := childIndex(n.keys, k)
+	c := t.mut(n.kids[i])
+	n.kids[i] = c
+	if old, ok = t.remove(c, k); ok && 2*len(c.keys) < c.maxLen() {
+		t.rebalance(n, i)
+	}
+	return old, ok
+}
+
+// maxLen is the most keys n may hold.
+func (n *node[V]) maxLen() int {
+	if n.kids == nil {
+		return leafMax
+	}
+	return innerMax
+}
+
+// rebalance handles the child i of n, which belongs to t and fell under
+// half full: an empty child goes; otherwise it merges with a neighbour when
+// the two fit in one node.
+func (t *tree[V]) rebalance(n *node[V], i int) {
+	c := n.kids[i]
+	switch {
+	case len(c.keys) == 0:
+		n.removeKid(i)
+	case i > 0 && len(n.kids[i-1].keys)+len(c.keys) <= c.maxLen():
+		l := t.mut(n.kids[i-1])
+		n.kids[i-1] = l
+		l.absorb(c, n.keys[i])
+		n.removeKid(i)
+	case i+1 < len(n.kids) && len(c.keys)+len(n.kids[i+1].keys) <= c.maxLen():
+		c.absorb(n.kids[i+1], n.keys[i+1])
+		n.removeKid(i + 1)
+	}
+}
+
+// absorb appends the contents of r, n's right neighbour under separator
+// sep, to n (which the caller owns). r is only read.
+func (n *node[V]) absorb(r *node[V], sep streams.ID) {
+	if n.kids != nil {
+		n.keys = append(append(n.keys, sep), r.keys[1:]...)
+		n.kids = append(n.kids, r.kids...)
+		return
+	}
+	l := len(n.keys) + len(r.keys)
+	if l > cap(n.keys) {
+		c := leafMinCap
+		for c < l {
+			c *= 2
+		}
+		c = min(c, leafMax)
+		n.keys = append(make([]streams.ID, 0, c), n.keys...)
+		n.vals = append(make([]V, 0, c), n.vals...)
+	}
+	n.keys = append(n.keys, r.keys...)
+	n.vals = append(n.vals, r.vals...)
+}
+
+// removeAt deletes position i of leaf n, moving the shorter side: the
+// entries before i move right and the leaf's slices start one later (so
+// acknowledging in ID order, which removes the first entry of the first
+// leaf, moves nothing), or the entries after i move left. It halves the
+// leaf's arrays once they are a quarter full.
+func (n *node[V]) removeAt(i int) {
+	l := len(n.keys) - 1
+	var zero V
+	if i < l/2 {
+		copy(n.keys[1:i+1], n.keys[:i])
+		copy(n.vals[1:i+1], n.vals[:i])
+		n.vals[0] = zero
+		n.keys, n.vals = n.keys[1:], n.vals[1:]
+	} else {
+		copy(n.keys[i:], n.keys[i+1:])
+		copy(n.vals[i:], n.vals[i+1:])
+		n.vals[l] = zero
+		n.keys, n.vals = n.keys[:l], n.vals[:l]
+	}
+	if c := cap(n.keys); c > leafMinCap && 4*l <= c {
+		n.keys = append(make([]streams.ID, 0, c/2), n.keys...)
+		n.vals = append(make([]V, 0, c/2), n.vals...)
+	}
+}
+
+// removeKid deletes child i of inner node n.
+func (n *node[V]) removeKid(i int) {
+	l := len(n.kids) - 1
+	copy(n.keys[i:], n.keys[i+1:])
+	copy(n.kids[i:], n.kids[i+1:])
+	n.kids[l] = nil
+	n.keys, n.kids = n.keys[:l], n.kids[:l]
+}
