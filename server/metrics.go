@@ -89,6 +89,7 @@ func (s *Server) sampleOps() {
 			s.stats.Sample(now)
 			s.sampleUsedMemory() // used_memory_peak, as Redis's cron; the OOM state
 			s.nudgeGC(now)
+			s.releaseIdleMemory(now)
 		}
 	}
 }

@@ -96,6 +96,8 @@ type Server struct {
 	// gcNudge is the sampler's record of the collections it started
 	// while over maxmemory (maxmemory.go).
 	gcNudge gcNudge
+	// idleRelease is the sampler's record for releaseIdleMemory.
+	idleRelease idleRelease
 	// ksBase is the shards' keyspace counters at the last CONFIG RESETSTAT
 	// (INFO stats reports the counts since; cmd_info.go).
 	ksBase keyspaceCounts
