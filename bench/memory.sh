@@ -8,9 +8,16 @@
 # 1. entries (default 1,000,000) × XADD s * f v (redis-benchmark -c 50 -P 64);
 # 2. then XGROUP CREATE s g 0 and XREADGROUP in batches of 10,000 until every
 #    entry is pending for one consumer.
-# RSS after each step, for each server, and the ratio streamd/Redis (goal of
-# issue #13: at most 1.5 at both steps). streamd runs with appendfsync
+# RSS after each step (2 s after the load: streamd gives freed pages back
+# once no command ran for 0.5 s, as jemalloc purges unused pages under
+# Redis), for each server, and the ratio streamd/Redis (goal of issue #13:
+# at most 1.5 at both steps); also the RSS of the idle fresh servers and
+# the peak RSS (VmHWM) during the load. streamd runs with appendfsync
 # everysec (its log is on disk; its memory is what is measured).
+#
+# Then, unless MEMORY_SPEED=0, bench/memory_speed.sh: durable XADD and
+# group-consume throughput, GC CPU share and restart time, before issue
+# #13's work and now, against Redis.
 #
 # Needs redis-server, redis-cli and redis-benchmark on PATH; builds
 # ./cmd/streamd. Ports come from 17900-17919.
@@ -26,6 +33,7 @@ PORT_LAST=17919
 go build -o "$TMP/streamd" ./cmd/streamd
 
 rss_kb() { awk '/VmRSS/{print $2}' "/proc/$1/status"; }
+hwm_kb() { awk '/VmHWM/{print $2}' "/proc/$1/status"; }
 
 free_port
 rport=$port
@@ -40,11 +48,15 @@ pids+=("$spid")
 wait_ping "$rport"
 wait_ping "$sport"
 
-declare -A after_add after_pel
+declare -A idle after_add after_pel peak_add peak_pel
+idle[redis]=$(rss_kb "$rpid")
+idle[streamd]=$(rss_kb "$spid")
 for p in "$rport" "$sport"; do
 	redis-benchmark -p "$p" -n "$ENTRIES" -c 50 -P 64 -q XADD s '*' f v >/dev/null
 done
-sleep 1
+peak_add[redis]=$(hwm_kb "$rpid")
+peak_add[streamd]=$(hwm_kb "$spid")
+sleep 2
 after_add[redis]=$(rss_kb "$rpid")
 after_add[streamd]=$(rss_kb "$spid")
 for p in "$rport" "$sport"; do
@@ -53,7 +65,9 @@ for p in "$rport" "$sport"; do
 		redis-cli -p "$p" XREADGROUP GROUP g c COUNT "$BATCH" STREAMS s '>' >/dev/null
 	done
 done
-sleep 1
+peak_pel[redis]=$(hwm_kb "$rpid")
+peak_pel[streamd]=$(hwm_kb "$spid")
+sleep 2
 after_pel[redis]=$(rss_kb "$rpid")
 after_pel[streamd]=$(rss_kb "$spid")
 
@@ -62,7 +76,19 @@ for p in "$rport" "$sport"; do
 done
 ratio() { echo "scale=2; $1 / $2" | bc; }
 printf '%-34s %12s %12s %8s\n' "RSS (kB)" redis streamd ratio
+printf '%-34s %12s %12s %8s\n' "idle, fresh" "${idle[redis]}" "${idle[streamd]}" \
+	"$(ratio "${idle[streamd]}" "${idle[redis]}")"
 printf '%-34s %12s %12s %8s\n' "$ENTRIES x XADD s * f v" "${after_add[redis]}" "${after_add[streamd]}" \
 	"$(ratio "${after_add[streamd]}" "${after_add[redis]}")"
 printf '%-34s %12s %12s %8s\n' "+ one group, all pending" "${after_pel[redis]}" "${after_pel[streamd]}" \
 	"$(ratio "${after_pel[streamd]}" "${after_pel[redis]}")"
+printf '%-34s %12s %12s %8s\n' "peak during the XADDs" "${peak_add[redis]}" "${peak_add[streamd]}" \
+	"$(ratio "${peak_add[streamd]}" "${peak_add[redis]}")"
+printf '%-34s %12s %12s %8s\n' "peak up to all pending" "${peak_pel[redis]}" "${peak_pel[streamd]}" \
+	"$(ratio "${peak_pel[streamd]}" "${peak_pel[redis]}")"
+
+if [[ ${MEMORY_SPEED:-1} != 0 ]]; then
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	echo
+	bench/memory_speed.sh
+fi
