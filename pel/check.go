@@ -73,6 +73,13 @@ func (p *PEL) Check() error {
 	if big != len(p.bigCounts) {
 		return fmt.Errorf("pel: %d delivery counts kept aside for %d entries", len(p.bigCounts), big)
 	}
+	var mem int64
+	for s := range p.owners {
+		mem += p.owners[s].ids.mem
+	}
+	if mem != p.indexMem {
+		return fmt.Errorf("pel: indexes of %d bytes counted as %d", mem, p.indexMem)
+	}
 	if indexed != p.nacks.Len() {
 		return fmt.Errorf("pel: %d IDs indexed for %d NACKs", indexed, p.nacks.Len())
 	}
@@ -117,8 +124,8 @@ func (p *PEL) checkSlots() error {
 // the same depth, equal key and value counts, and a length that matches.
 func (t *tree[V]) check() error {
 	if t.root == nil {
-		if t.n != 0 {
-			return fmt.Errorf("pel: empty tree of length %d", t.n)
+		if t.n != 0 || t.mem != 0 {
+			return fmt.Errorf("pel: empty tree of length %d, %d bytes", t.n, t.mem)
 		}
 		return nil
 	}
@@ -127,10 +134,15 @@ func (t *tree[V]) check() error {
 	}
 	leafDepth := -1
 	count := 0
+	var mem int64
 	var walk func(n *node[V], depth int, lo, hi *streams.ID) error
 	walk = func(n *node[V], depth int, lo, hi *streams.ID) error {
 		if len(n.keys) == 0 {
 			return fmt.Errorf("pel: empty node at depth %d", depth)
+		}
+		mem += n.bytes()
+		if n.kids == nil && (cap(n.keys) > n.acap || n.acap > leafMax) {
+			return fmt.Errorf("pel: leaf of capacity %d allocated with %d", cap(n.keys), n.acap)
 		}
 		if len(n.keys) > n.maxLen() {
 			return fmt.Errorf("pel: node of %d keys at depth %d", len(n.keys), depth)
@@ -176,6 +188,9 @@ func (t *tree[V]) check() error {
 	}
 	if count != t.n {
 		return fmt.Errorf("pel: tree of length %d holds %d keys", t.n, count)
+	}
+	if mem != t.mem {
+		return fmt.Errorf("pel: tree counts %d bytes for %d", t.mem, mem)
 	}
 	return nil
 }

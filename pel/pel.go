@@ -90,6 +90,8 @@ type PEL struct {
 	// bigCounts holds the delivery counts of entries whose count is
 	// countBig, by ID; it is only ever looked up by ID.
 	bigCounts map[streams.ID]int64
+	// indexMem is the sum of the consumer indexes' tree.mem.
+	indexMem int64
 }
 
 // New returns an empty PEL.
@@ -169,7 +171,10 @@ func (p *PEL) Put(n NACK) (prev NACK, replaced bool) {
 	}
 	// Mutation point: owner change (or the first owner of a new ID).
 	if !replaced || old.owner != slot {
-		p.owners[slot].ids.set(n.ID, struct{}{})
+		idx := &p.owners[slot].ids
+		b := idx.mem
+		idx.set(n.ID, struct{}{})
+		p.indexMem += idx.mem - b
 	}
 	if replaced && old.owner != slot {
 		p.unindex(old.owner, n.ID)
@@ -275,10 +280,11 @@ func (p *PEL) ConsumerRange(consumer string, start, end streams.ID, count int) [
 // cheap until either side changes). The copy keeps the slot numbers.
 func (p *PEL) Clone() *PEL {
 	c := &PEL{
-		nacks:  p.nacks.clone(),
-		owners: make([]owner, len(p.owners)),
-		slots:  make(map[string]uint32, len(p.slots)),
-		free:   append([]uint32(nil), p.free...),
+		nacks:    p.nacks.clone(),
+		owners:   make([]owner, len(p.owners)),
+		slots:    make(map[string]uint32, len(p.slots)),
+		free:     append([]uint32(nil), p.free...),
+		indexMem: p.indexMem,
 	}
 	for s := range p.owners {
 		if o := &p.owners[s]; o.used {
@@ -296,6 +302,13 @@ func (p *PEL) Clone() *PEL {
 	}
 	return c
 }
+
+// TreeBytes returns the heap bytes of the PEL's trees: the group tree of
+// pending entries and the consumers' indexes of IDs, nodes and arrays
+// (Go's size classes included), kept up to date by every change, so it
+// costs O(1). The PEL struct, its consumer table, name map and the delivery
+// counts kept aside are not included.
+func (p *PEL) TreeBytes() int64 { return p.nacks.mem + p.indexMem }
 
 // slot returns consumer's slot, giving it one (with an empty index) if it
 // has none. A new slot must get an ID before the PEL is used again.
@@ -321,7 +334,9 @@ func (p *PEL) slot(consumer string) uint32 {
 // slot when that was its last pending entry.
 func (p *PEL) unindex(s uint32, id streams.ID) {
 	idx := &p.owners[s].ids
+	b := idx.mem
 	idx.delete(id)
+	p.indexMem += idx.mem - b
 	if idx.Len() == 0 {
 		// An empty index is dropped so that only consumers with pending
 		// entries have a slot; ConsumerLen answers 0 for the others.
@@ -331,6 +346,7 @@ func (p *PEL) unindex(s uint32, id streams.ID) {
 
 // release frees slot s.
 func (p *PEL) release(s uint32) {
+	p.indexMem -= p.owners[s].ids.mem
 	delete(p.slots, p.owners[s].name)
 	p.owners[s] = owner{}
 	p.free = append(p.free, s)

@@ -2,6 +2,7 @@ package pel
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"streamd/streams"
 )
@@ -29,17 +30,57 @@ type tree[V any] struct {
 	root *node[V]
 	n    int
 	gen  uint64
+	// mem is the heap bytes of the nodes reachable from root (see
+	// node.bytes), kept up to date by every change.
+	mem int64
 }
 
 // node is a leaf (kids == nil: keys[i] maps to vals[i]) or an inner node
 // (kids != nil, len(kids) == len(keys)): keys[i], for i > 0, is a lower
 // bound of kids[i]'s keys and greater than every key of kids[i-1]; keys[0]
-// is not used to route. Leaves hold keys and vals with equal capacity.
+// is not used to route. Leaves hold keys and vals with equal capacity;
+// acap is the capacity they were allocated with (removing a leaf's first
+// entry starts its slices one later, which lowers their cap).
 type node[V any] struct {
 	gen  uint64
 	keys []streams.ID
 	vals []V
 	kids []*node[V]
+	acap int
+}
+
+// idSize and ptrSize are the sizes of an ID and of a pointer.
+const (
+	idSize  = int64(unsafe.Sizeof(streams.ID{}))
+	ptrSize = int64(unsafe.Sizeof(uintptr(0)))
+)
+
+// bytes returns the heap bytes of n: the node (rounded up to Go's size
+// class) and its arrays (whose sizes are size classes: leaves are
+// allocated with power-of-two capacities, inner nodes grow by append).
+func (n *node[V]) bytes() int64 {
+	b := sizeClass(int64(unsafe.Sizeof(*n)))
+	if n.kids != nil {
+		return b + int64(cap(n.keys))*idSize + int64(cap(n.kids))*ptrSize
+	}
+	var v V
+	return b + int64(n.acap)*(idSize+int64(unsafe.Sizeof(v)))
+}
+
+// sizeClass rounds a small object's size up to the Go allocator's size
+// class (the classes up to 128 bytes; beyond, to 16 bytes).
+func sizeClass(n int64) int64 {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 16:
+		return 16
+	case n <= 24:
+		return 24
+	case n <= 32:
+		return 32
+	}
+	return (n + 15) &^ 15
 }
 
 // Node sizes. They are variables only so that tests can shrink them to
@@ -201,7 +242,9 @@ func (t *tree[V]) mut(n *node[V]) *node[V] {
 		c.kids = append(make([]*node[V], 0, cap(n.kids)), n.kids...)
 	} else {
 		c.vals = append(make([]V, 0, cap(n.keys)), n.vals...)
+		c.acap = cap(n.keys)
 	}
+	t.mem += c.bytes() - n.bytes()
 	return c
 }
 
@@ -210,13 +253,14 @@ func (t *tree[V]) set(k streams.ID, v V) (old V, replaced bool) {
 	if t.root == nil {
 		t.root = newLeaf[V](t.gen, 1, 1)
 		t.root.keys[0], t.root.vals[0] = k, v
-		t.n = 1
+		t.n, t.mem = 1, t.root.bytes()
 		return old, false
 	}
 	t.root = t.mut(t.root)
 	old, replaced, right, sep := t.insert(t.root, k, v)
 	if right != nil {
 		t.root = &node[V]{gen: t.gen, keys: []streams.ID{t.root.keys[0], sep}, kids: []*node[V]{t.root, right}}
+		t.mem += t.root.bytes()
 	}
 	if !replaced {
 		t.n++
@@ -226,12 +270,23 @@ func (t *tree[V]) set(k streams.ID, v V) (old V, replaced bool) {
 
 // newLeaf returns a leaf of generation gen with n entries and capacity c.
 func newLeaf[V any](gen uint64, n, c int) *node[V] {
-	return &node[V]{gen: gen, keys: make([]streams.ID, n, c), vals: make([]V, n, c)}
+	return &node[V]{gen: gen, keys: make([]streams.ID, n, c), vals: make([]V, n, c), acap: c}
 }
 
 // insert stores v for k below n, which belongs to t. When n had to split, it
 // returns the new right sibling and its separator.
 func (t *tree[V]) insert(n *node[V], k streams.ID, v V) (old V, replaced bool, right *node[V], sep streams.ID) {
+	b := n.bytes()
+	old, replaced, right, sep = t.insertIn(n, k, v)
+	t.mem += n.bytes() - b
+	if right != nil {
+		t.mem += right.bytes()
+	}
+	return old, replaced, right, sep
+}
+
+// insertIn is insert without the accounting of n and its new sibling.
+func (t *tree[V]) insertIn(n *node[V], k streams.ID, v V) (old V, replaced bool, right *node[V], sep streams.ID) {
 	if n.kids == nil {
 		i, found := lowerBound(n.keys, k)
 		if found {
@@ -304,7 +359,7 @@ func (n *node[V]) insertAt(i int, k streams.ID, v V) {
 		copy(keys[i+1:], n.keys[i:])
 		copy(vals, n.vals[:i])
 		copy(vals[i+1:], n.vals[i:])
-		n.keys, n.vals = keys, vals
+		n.keys, n.vals, n.acap = keys, vals, c
 	} else {
 		n.keys, n.vals = n.keys[:l+1], n.vals[:l+1]
 		copy(n.keys[i+1:], n.keys[i:l])
@@ -340,8 +395,10 @@ func (t *tree[V]) delete(k streams.ID) (V, bool) {
 		switch {
 		case r.kids != nil && len(r.kids) == 0, r.kids == nil && len(r.keys) == 0:
 			t.root = nil
+			t.mem -= r.bytes()
 		case r.kids != nil && len(r.kids) == 1:
 			t.root = r.kids[0]
+			t.mem -= r.bytes()
 			continue
 		}
 		return old, true
@@ -352,6 +409,14 @@ func (t *tree[V]) delete(k streams.ID) (V, bool) {
 // When k is absent nothing changes but the ownership of the nodes on its
 // path.
 func (t *tree[V]) remove(n *node[V], k streams.ID) (old V, ok bool) {
+	b := n.bytes()
+	old, ok = t.removeIn(n, k)
+	t.mem += n.bytes() - b
+	return old, ok
+}
+
+// removeIn is remove without the accounting of n itself.
+func (t *tree[V]) removeIn(n *node[V], k streams.ID) (old V, ok bool) {
 	if n.kids == nil {
 		i, found := lowerBound(n.keys, k)
 		if !found {
@@ -386,14 +451,19 @@ func (t *tree[V]) rebalance(n *node[V], i int) {
 	switch {
 	case len(c.keys) == 0:
 		n.removeKid(i)
+		t.mem -= c.bytes()
 	case i > 0 && len(n.kids[i-1].keys)+len(c.keys) <= c.maxLen():
 		l := t.mut(n.kids[i-1])
 		n.kids[i-1] = l
+		b := l.bytes()
 		l.absorb(c, n.keys[i])
 		n.removeKid(i)
+		t.mem += l.bytes() - b - c.bytes()
 	case i+1 < len(n.kids) && len(c.keys)+len(n.kids[i+1].keys) <= c.maxLen():
-		c.absorb(n.kids[i+1], n.keys[i+1])
+		r, b := n.kids[i+1], c.bytes()
+		c.absorb(r, n.keys[i+1])
 		n.removeKid(i + 1)
+		t.mem += c.bytes() - b - r.bytes()
 	}
 }
 
@@ -414,6 +484,7 @@ func (n *node[V]) absorb(r *node[V], sep streams.ID) {
 		c = min(c, leafMax)
 		n.keys = append(make([]streams.ID, 0, c), n.keys...)
 		n.vals = append(make([]V, 0, c), n.vals...)
+		n.acap = c
 	}
 	n.keys = append(n.keys, r.keys...)
 	n.vals = append(n.vals, r.vals...)
@@ -441,6 +512,7 @@ func (n *node[V]) removeAt(i int) {
 	if c := cap(n.keys); c > leafMinCap && 4*l <= c {
 		n.keys = append(make([]streams.ID, 0, c/2), n.keys...)
 		n.vals = append(make([]V, 0, c/2), n.vals...)
+		n.acap = c / 2
 	}
 }
 
