@@ -68,6 +68,7 @@ var leaves = map[string][]string{
 	"internal/testutil":        nil,
 	"internal/metricstest":     nil,
 	"internal/version":         nil, // --version and INFO server: release, git commit, build id (stdlib only)
+	"bench/consume":            nil, // bench/memory_speed.sh's group-consume load (a redigo client)
 }
 
 // importedOnlyBy limits which packages may import a leaf: the
