@@ -109,11 +109,12 @@ xadd_rps() {
 	redis-benchmark -p "$1" -c 50 -n "$REQUESTS" -P 16 -q XADD s '*' f v 2>&1 | tr '\r' '\n' |
 		awk '/requests per second/ { v = $(NF-5) } END { print v + 0 }'
 }
+preload() {
+	redis-benchmark -p "$1" -c 50 -n "$CONSUME_ENTRIES" -P 64 -q XADD "$2" '*' f v >/dev/null
+	redis-cli -p "$1" XGROUP CREATE "$2" g 0 >/dev/null
+}
 consume_rate() {
-	local p=$1 key=$2
-	redis-benchmark -p "$p" -c 50 -n "$CONSUME_ENTRIES" -P 64 -q XADD "$key" '*' f v >/dev/null
-	redis-cli -p "$p" XGROUP CREATE "$key" g 0 >/dev/null
-	"$TMP/consume" -addr "127.0.0.1:$p" -key "$key" -group g -consumers 10 -count 100 | awk '{ print $(NF-1) }'
+	"$TMP/consume" -addr "127.0.0.1:$1" -key "$2" -group g -consumers 10 -count 100 | awk '{ print $(NF-1) }'
 }
 
 echo "== speed: redis (appendonly yes, appendfsync always), streamd before ($BASE) and after (working tree), durable defaults"
@@ -122,6 +123,7 @@ for round in $(seq "$ROUNDS"); do
 	order=("${KINDS[@]:round%3}" "${KINDS[@]:0:round%3}")
 	declare -A x c
 	for k in "${order[@]}"; do x[$k]=$(phase "$k" xadd xadd_rps "${PORT[$k]}"); done
+	for k in "${order[@]}"; do preload "${PORT[$k]}" "c$round"; done
 	for k in "${order[@]}"; do c[$k]=$(phase "$k" consume consume_rate "${PORT[$k]}" "c$round"); done
 	printf "%-6s %-8s %12s %12s %12s\n" "$round" xadd/s "${x[redis]}" "${x[before]}" "${x[after]}"
 	printf "%-6s %-8s %12s %12s %12s\n" "$round" consume/s "${c[redis]}" "${c[before]}" "${c[after]}"
