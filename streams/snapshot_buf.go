@@ -81,7 +81,8 @@ func (n *node) canonicalCopy() *node {
 	}
 	r := newNode(n.key, names, len(n.buf))
 	for _, p := range offs {
-		r.add(n.entry(p).ID, n.entry(p).Fields, n.deletedAt(p))
+		e := n.entry(p)
+		r.add(e.ID, e.Fields, n.deletedAt(p))
 	}
 	return r
 }

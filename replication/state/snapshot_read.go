@@ -276,8 +276,9 @@ func (sr *snapReader) nodeBuf(rs *streams.Restorer) {
 	}
 }
 
-// node reads a version 1 node record into rs. Its fields share one buffer, the blob,
-// capped so that an append to a field never reaches its neighbour.
+// node reads a version 1 node record into rs. Its fields share one buffer,
+// the blob, capped so that an append to a field never reaches its
+// neighbour.
 func (sr *snapReader) node(rs *streams.Restorer) {
 	sr.tag(tagNode, "node")
 	key := sr.id()
