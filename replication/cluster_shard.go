@@ -93,10 +93,16 @@ func (l *leadership) run(s *Shard) {
 			if !cur || l.reported {
 				break
 			}
-			// Gained: apply everything committed before serving.
+			// Gained: apply everything committed before serving, and
+			// raise the engine level if the state is below this build's.
 			err, quit := awaitFuture(s.raft.Barrier(0), l.quit)
 			if quit {
 				return
+			}
+			if err == nil {
+				if err, quit = s.raiseLevel(l.quit); quit {
+					return
+				}
 			}
 			l.mu.Lock()
 			ok := err == nil && l.gen == gen && l.raftLeader

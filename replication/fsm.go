@@ -96,10 +96,14 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 }
 
 // commandChanges is how many changes a command counts for in
-// ChangesSinceSave: one, or EXEC's number of operations.
+// ChangesSinceSave: one, or EXEC's number of operations; none for the
+// engine level switch, which no client wrote.
 func commandChanges(cmd wire.Command) int64 {
-	if x, ok := cmd.(wire.Exec); ok {
+	switch x := cmd.(type) {
+	case wire.Exec:
 		return int64(len(x.Ops))
+	case wire.EngineLevel:
+		return 0
 	}
 	return 1
 }

@@ -45,6 +45,9 @@ type Shard struct {
 	mu sync.RWMutex
 	ks *state.Keyspace
 
+	// keepLevel: never raise the engine level (hooks.keepLevel, tests).
+	keepLevel bool
+
 	opts    Options
 	clock   func() int64
 	raft    *raft.Raft
@@ -125,6 +128,9 @@ type hooks struct {
 	wrapLogs func(raft.LogStore) raft.LogStore
 	// progressEvery replaces replayProgressEvery (0 = keep it).
 	progressEvery time.Duration
+	// keepLevel makes the shard act as a release before engine levels:
+	// it never proposes wire.EngineLevel (see raiseLevel).
+	keepLevel bool
 }
 
 // NewShard returns an in-memory shard (no data directory). It panics if

@@ -49,7 +49,7 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	if opts.NodeID == "" {
 		opts.NodeID = "streamd"
 	}
-	s := &Shard{ks: state.New(), opts: opts, clock: h.clock, clustered: opts.Transport != nil,
+	s := &Shard{ks: state.New(), opts: opts, clock: h.clock, keepLevel: h.keepLevel, clustered: opts.Transport != nil,
 		quorumTimeout: opts.QuorumTimeout, appliedCh: make(chan struct{}), writeErrLog: lograte.New(repeatedLogEvery)}
 	if s.quorumTimeout <= 0 {
 		s.quorumTimeout = DefaultQuorumTimeout

@@ -28,6 +28,10 @@ package server
 //	pushes               compare (and clear) the RESP3 pushes received so far
 //	                     on the current connection
 //	repeat N CMD ...     run CMD N times, {i} in it replaced by 1..N
+//
+// In the arguments of commands, {pad:N} stands for N bytes "x" (after
+// repeat's {i}, so {pad:{i}00} grows with i): large values without
+// writing them out.
 
 import (
 	"fmt"
@@ -152,7 +156,38 @@ func parseDiffScript(name, text string) (*diffScript, error) {
 		}
 		s.Steps = append(s.Steps, st)
 	}
+	for i := range s.Steps {
+		if s.Steps[i].Op != "cmd" && s.Steps[i].Op != "async" {
+			continue
+		}
+		for j, a := range s.Steps[i].Args {
+			b, err := expandPad(a)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", name, s.Steps[i].Line, err)
+			}
+			s.Steps[i].Args[j] = b
+		}
+	}
 	return s, nil
+}
+
+// expandPad replaces each {pad:N} in a with N bytes "x".
+func expandPad(a string) (string, error) {
+	for {
+		i := strings.Index(a, "{pad:")
+		if i < 0 {
+			return a, nil
+		}
+		j := strings.IndexByte(a[i:], '}')
+		if j < 0 {
+			return "", fmt.Errorf("unterminated {pad:N} in %q", a)
+		}
+		n, err := strconv.Atoi(a[i+5 : i+j])
+		if err != nil || n < 0 || n > 1<<20 {
+			return "", fmt.Errorf("bad {pad:N} in %q", a)
+		}
+		a = a[:i] + strings.Repeat("x", n) + a[i+j+1:]
+	}
 }
 
 // firstOr returns ws[0], or def when ws is empty.

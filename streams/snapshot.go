@@ -130,6 +130,12 @@ func (r *Restorer) AddNode(key ID, entries []Entry, deleted []bool) error {
 		}
 		n.add(e.ID, e.Fields, deleted[i])
 	}
+	r.push(n)
+	return nil
+}
+
+// push appends the rebuilt or verified node n.
+func (r *Restorer) push(n *node) {
 	r.s.nodes.ReplaceOrInsert(n)
 	r.s.length += int64(n.live)
 	if r.count == r.meta.Tail {
@@ -137,7 +143,6 @@ func (r *Restorer) AddNode(key ID, entries []Entry, deleted []bool) error {
 	}
 	r.last = n
 	r.count++
-	return nil
 }
 
 // Finish returns the rebuilt stream. Its length is the number of live

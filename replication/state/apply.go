@@ -54,6 +54,8 @@ func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.restore(c, nowMs)
 	case wire.SwapDB:
 		return ks.swapDB(c)
+	case wire.EngineLevel:
+		return ks.engineLevel(c)
 	}
 	if res, err, ok := ks.applyGroupOp(cmd, nowMs); ok {
 		return res, err

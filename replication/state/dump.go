@@ -40,7 +40,8 @@ var ErrBadDumpData = errors.New("ERR Bad data format")
 // dumpObject encodes o as a DUMP payload.
 func dumpObject(o *Object) []byte {
 	var buf bytes.Buffer
-	sw := &snapWriter{f: newFrameWriter(&buf)}
+	// The payload keeps version 1 node records (its own version is 0x5301).
+	sw := &snapWriter{f: newFrameWriter(&buf), version: snapshotVersion1}
 	sw.key("", o, 0, false)
 	sw.b = append(sw.b[:0], tagEnd)
 	sw.f.write(sw.b)
@@ -72,7 +73,7 @@ func undumpObject(p []byte) (*Object, error) {
 	if err := VerifyDump(p); err != nil {
 		return nil, err
 	}
-	sr := &snapReader{f: newFrameReader(bytes.NewReader(p[:len(p)-dumpFooterLen]))}
+	sr := &snapReader{f: newFrameReader(bytes.NewReader(p[:len(p)-dumpFooterLen])), version: snapshotVersion1}
 	d := newDatabase()
 	sr.key(d)
 	if t := sr.byte(); sr.err == nil && t != tagEnd {

@@ -55,9 +55,12 @@ func (d *database) add(key string, o *Object) {
 type Keyspace struct {
 	dbs [NumDatabases]*database
 	// nodeMax is stream-node-max-entries; nodeMaxBytes is
-	// stream-node-max-bytes, stored for CONFIG GET only (see xadd).
+	// stream-node-max-bytes, which appends honour from engine level 1 on
+	// (see level.go).
 	nodeMax      int
 	nodeMaxBytes int64
+	// level is the engine level the log has switched to (level.go).
+	level int64
 	// lastNow is the greatest time a write was applied at (see clock.go).
 	lastNow int64
 	// counters are INFO's hit/miss/expired counts (counters.go).

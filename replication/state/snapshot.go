@@ -10,7 +10,7 @@ import (
 	"streamd/streams"
 )
 
-// Snapshot format, version 1. Canonical: databases in order, keys sorted
+// Snapshot format, version 2. Canonical: databases in order, keys sorted
 // byte-wise, nodes by key, groups and consumers by name, pending entries by
 // ID, so two equal states give byte-equal snapshots.
 //
@@ -23,16 +23,16 @@ import (
 // str = uv length + bytes); every tagged record counts in the trailer:
 //
 //	settings  tagSettings | v stream-node-max-entries | v stream-node-max-bytes | v lastNow
+//	          | uv engine level (see level.go)
 //	acl       tagACL | uv users | (str name | uv rules | str rule...)...
 //	          (only when there are users: see acl.go)
 //	database  tagDB | uv index | uv keys       (only databases with keys)
 //	key       tagKey | str key | u8 has-deadline [| v deadline]
 //	          | id last-id | v entries-added | id max-deleted-id | id first-id
 //	          | uv tail node index + 1 (0 = no node) | uv nodes | uv groups
-//	node      tagNode | id node key | uv entries | uv blob length | blob
-//	          blob, per entry: u8 flags (entryDeleted, entryMsDelta) | uv ms
-//	          (minus the previous entry's ms, the node key's for the first,
-//	          when entryMsDelta) | uv seq [| uv fields | str field...] (live)
+//	node      tagNodeBuf | id node key | uv entries | uv buffer length | buffer
+//	          (the node's buffer as the stream keeps it, in the canonical form
+//	          of streams/snapshot_buf.go; verified entry by entry on load)
 //	group     tagGroup | str name | id last-delivered-id | v entries-read
 //	          | uv consumers | (str name | v seen-ms | v active-ms)...
 //	          | uv pending | (uv ms minus the previous pending ms | uv seq
@@ -41,13 +41,25 @@ import (
 //	end       tagEnd
 //
 // A key's node and group records follow its key record.
+//
+// Version 1 (read, and written only by tests) differs in two records: the
+// settings record has no engine level (level 0), and nodes are tagNode
+// records that re-encode every entry:
+//
+//	node      tagNode | id node key | uv entries | uv blob length | blob
+//	          blob, per entry: u8 flags (entryDeleted, entryMsDelta) | uv ms
+//	          (minus the previous entry's ms, the node key's for the first,
+//	          when entryMsDelta) | uv seq [| uv fields | str field...] (live)
 
 // SnapshotMagic starts every snapshot.
 const SnapshotMagic = "STREAMD-SNAP"
 
 // SnapshotVersion is the format version WriteSnapshot writes; ReadSnapshot
-// reads only this version.
-const SnapshotVersion = 1
+// reads it and version 1.
+const SnapshotVersion = 2
+
+// snapshotVersion1 is the format of releases before node buffers.
+const snapshotVersion1 = 1
 
 // Record tags.
 const (
@@ -58,6 +70,7 @@ const (
 	tagNode     byte = 4
 	tagGroup    byte = 5
 	tagACL      byte = 6
+	tagNodeBuf  byte = 7
 )
 
 // Node entry flags.
@@ -69,6 +82,7 @@ const (
 // snapWriter encodes records into a frameWriter.
 type snapWriter struct {
 	f       *frameWriter
+	version uint32
 	b       []byte // the record being built
 	blob    []byte // the node blob being built
 	records uint64
@@ -78,16 +92,26 @@ type snapWriter struct {
 // format. It only reads the keyspace, so it may run alongside Queries (under
 // the read lock) or on a Clone without any lock. It returns w's first error.
 func (ks *Keyspace) WriteSnapshot(w io.Writer) error {
-	sw := &snapWriter{f: newFrameWriter(w)}
+	return ks.writeSnapshot(w, SnapshotVersion)
+}
+
+// writeSnapshot writes the snapshot in format version (SnapshotVersion, or
+// snapshotVersion1 for tests of the upgrade path: version 1 cannot hold an
+// engine level above 0).
+func (ks *Keyspace) writeSnapshot(w io.Writer, version uint32) error {
+	sw := &snapWriter{f: newFrameWriter(w), version: version}
 	var h [len(SnapshotMagic) + 4]byte
 	copy(h[:], SnapshotMagic)
-	binary.BigEndian.PutUint32(h[len(SnapshotMagic):], SnapshotVersion)
+	binary.BigEndian.PutUint32(h[len(SnapshotMagic):], version)
 	sw.f.raw(h[:])
 
 	sw.start(tagSettings)
 	sw.b = binary.AppendVarint(sw.b, int64(ks.nodeMax))
 	sw.b = binary.AppendVarint(sw.b, ks.nodeMaxBytes)
 	sw.b = binary.AppendVarint(sw.b, ks.lastNow)
+	if version >= 2 {
+		sw.b = binary.AppendUvarint(sw.b, uint64(ks.level))
+	}
 	sw.end()
 	sw.writeACL(ks.acl)
 
@@ -163,10 +187,22 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 	sw.b = binary.AppendUvarint(sw.b, uint64(o.Groups.Len()))
 	sw.end()
 
-	s.SnapshotNodes(func(key streams.ID, entries []streams.Entry, deleted []bool) bool {
-		sw.node(key, entries, deleted)
-		return sw.f.err == nil
-	})
+	if sw.version >= 2 {
+		s.SnapshotBuffers(func(key streams.ID, entries int, buf []byte) bool {
+			sw.start(tagNodeBuf)
+			sw.b = appendID(sw.b, key)
+			sw.b = binary.AppendUvarint(sw.b, uint64(entries))
+			sw.b = binary.AppendUvarint(sw.b, uint64(len(buf)))
+			sw.end()
+			sw.f.write(buf)
+			return sw.f.err == nil
+		})
+	} else {
+		s.SnapshotNodes(func(key streams.ID, entries []streams.Entry, deleted []bool) bool {
+			sw.node(key, entries, deleted)
+			return sw.f.err == nil
+		})
+	}
 	for _, g := range o.Groups.All() {
 		sw.start(tagGroup)
 		sw.b = appendString(sw.b, g.Name)
@@ -207,7 +243,7 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 	}
 }
 
-// node writes a node record.
+// node writes a version 1 node record.
 func (sw *snapWriter) node(key streams.ID, entries []streams.Entry, deleted []bool) {
 	blob := sw.blob[:0]
 	prevMs := key.Ms
@@ -248,7 +284,7 @@ func (sw *snapWriter) node(key streams.ID, entries []streams.Entry, deleted []bo
 // never changed) and O(keys); consumer group PELs and the SCAN order are
 // copy-on-write btree clones. Like WriteSnapshot, it only reads ks.
 func (ks *Keyspace) Clone() *Keyspace {
-	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, lastNow: ks.lastNow, counters: &Counters{}, acl: cloneACL(ks.acl)}
+	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, level: ks.level, lastNow: ks.lastNow, counters: &Counters{}, acl: cloneACL(ks.acl)}
 	for i, d := range ks.dbs {
 		nd := &database{
 			keys:    make(map[string]*Object, len(d.keys)),

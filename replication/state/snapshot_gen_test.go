@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -110,6 +111,10 @@ func (g *opGen) fields() [][]byte {
 	}
 	if g.chance(0.05) {
 		out = append(out, []byte{}, []byte{0, 0xff, '\n'})
+	}
+	if g.chance(0.1) {
+		// Large enough for stream-node-max-bytes to split nodes.
+		out[1] = bytes.Repeat([]byte{'v'}, 50+g.r.IntN(700))
 	}
 	return out
 }
@@ -224,6 +229,9 @@ func (g *opGen) command(inExec bool) wire.Command {
 	case x < 91 && g.chance(0.3):
 		return wire.Rename{DB: db, Src: key, Dst: g.pick(genKeys), NX: g.chance(0.5)}
 	case x < 92:
+		if g.chance(0.5) {
+			return wire.ConfigSet{Name: "stream-node-max-bytes", Value: g.pick([]string{"0", "100", "300", "1000", "4096"})}
+		}
 		return wire.ConfigSet{Name: "stream-node-max-entries", Value: strconv.Itoa(g.r.IntN(9))}
 	case x < 93 && g.chance(0.05):
 		return wire.FlushDB{DB: db}

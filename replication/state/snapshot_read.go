@@ -26,8 +26,9 @@ func ReadSnapshot(r io.Reader) (*Keyspace, error) {
 	if string(h[:len(SnapshotMagic)]) != SnapshotMagic {
 		return nil, corruptf("not a streamd snapshot: bad magic %q", h[:len(SnapshotMagic)])
 	}
-	if v := binary.BigEndian.Uint32(h[len(SnapshotMagic):]); v != SnapshotVersion {
-		return nil, corruptf("snapshot has unknown version %d (this build reads version %d)", v, SnapshotVersion)
+	sr.version = binary.BigEndian.Uint32(h[len(SnapshotMagic):])
+	if sr.version != SnapshotVersion && sr.version != snapshotVersion1 {
+		return nil, corruptf("snapshot has unknown version %d (this build reads versions %d and %d)", sr.version, snapshotVersion1, SnapshotVersion)
 	}
 	ks, err := sr.body()
 	if err != nil {
@@ -42,6 +43,7 @@ func ReadSnapshot(r io.Reader) (*Keyspace, error) {
 // snapReader decodes the body records.
 type snapReader struct {
 	f       *frameReader
+	version uint32
 	records uint64
 	err     error // first decoding error; later reads return zero values
 }
@@ -154,6 +156,13 @@ func (sr *snapReader) body() (*Keyspace, error) {
 	ks.nodeMax = int(nodeMax)
 	ks.nodeMaxBytes = sr.varint()
 	ks.lastNow = sr.varint()
+	if sr.version >= 2 {
+		level := sr.uvarint()
+		if sr.err == nil && level > CurrentLevel {
+			sr.badf("engine level %d (this build runs level %d)", level, CurrentLevel)
+		}
+		ks.level = int64(level)
+	}
 	prevDB := -1
 	for sr.err == nil {
 		t := sr.byte()
@@ -220,7 +229,11 @@ func (sr *snapReader) key(d *database) string {
 	}
 	rs := streams.NewRestorer(m)
 	for i := uint64(0); i < nodes && sr.err == nil; i++ {
-		sr.node(rs)
+		if sr.version >= 2 {
+			sr.nodeBuf(rs)
+		} else {
+			sr.node(rs)
+		}
 	}
 	if sr.err != nil {
 		return ""
@@ -248,8 +261,24 @@ func (sr *snapReader) key(d *database) string {
 	return name
 }
 
-// node reads a node record into rs. Its fields share one buffer, the blob,
-// capped so that an append to a field never reaches its neighbour.
+// nodeBuf reads a version 2 node record into rs: the buffer is verified
+// and kept as the node's.
+func (sr *snapReader) nodeBuf(rs *streams.Restorer) {
+	sr.tag(tagNodeBuf, "node")
+	key := sr.id()
+	n := sr.count("node entry", math.MaxInt32)
+	buf := sr.bytes()
+	if sr.err != nil {
+		return
+	}
+	if err := rs.AddNodeBuffer(key, int(n), buf); err != nil {
+		sr.badf("%v", err)
+	}
+}
+
+// node reads a version 1 node record into rs. Its fields share one buffer,
+// the blob, capped so that an append to a field never reaches its
+// neighbour.
 func (sr *snapReader) node(rs *streams.Restorer) {
 	sr.tag(tagNode, "node")
 	key := sr.id()

@@ -171,7 +171,7 @@ func TestSnapshotClone(t *testing.T) {
 
 func TestSnapshotEmpty(t *testing.T) {
 	b := snap(t, New())
-	if !bytes.HasPrefix(b, []byte("STREAMD-SNAP\x00\x00\x00\x01")) {
+	if !bytes.HasPrefix(b, []byte("STREAMD-SNAP\x00\x00\x00\x02")) {
 		t.Fatalf("header %q", b)
 	}
 	rs := restoreSnap(t, b)
@@ -260,7 +260,7 @@ func TestSnapshotFrames(t *testing.T) {
 	ks := New()
 	big := bytes.Repeat([]byte("0123456789abcdef"), 10_000) // 160 kB, over two frames
 	mustApply(t, ks, wire.XAdd{Base: base("big"), ID: streams.IDSpec{Auto: true}, Fields: [][]byte{[]byte("f"), big}, Trim: wire.Trim{Limit: -1}}, 1)
-	for i := 0; i < 5000; i++ {
+	for i := 0; i < 8000; i++ {
 		mustApply(t, ks, xadd("many", "*"), int64(i))
 	}
 	b := snap(t, ks)

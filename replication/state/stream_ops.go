@@ -53,12 +53,10 @@ func (ks *Keyspace) xadd(c wire.XAdd, nowMs int64) (any, error) {
 		o = ks.createStream(c.DB, c.Key)
 		o.Stream = s
 	}
-	// stream-node-max-bytes is not applied yet: a log written by an
-	// earlier release, replayed here from its start, must split nodes as
-	// that release did for a replica restored from its snapshot (nodes
-	// decide what "~" trims). Applying it needs a switch recorded at a log
-	// position (and in the snapshot); streams.Stream implements the rule.
-	s.AppendNode(id, c.Fields, ks.nodeMax, streams.NoNodeMaxBytes)
+	// stream-node-max-bytes applies from engine level 1 (level.go): a log
+	// written by an earlier release, replayed from its start, splits nodes
+	// as that release did.
+	s.AppendNode(id, c.Fields, ks.nodeMax, ks.nodeMaxBytesInForce())
 	if t, ok := ks.trimArgs(c.Trim); ok {
 		s.Trim(t)
 	}

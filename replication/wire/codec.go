@@ -118,6 +118,9 @@ const (
 	opACLDelUser opCode = 46
 	opACLLoad    opCode = 47
 
+	// The engine level switch (snapv2).
+	opEngineLevel opCode = 48
+
 	// New codes go here, numbered on from the last one.
 )
 
@@ -138,6 +141,7 @@ var opNames = [...]string{
 	opCopy: "Copy", opRestore: "Restore", opSwapDB: "SwapDB", opDump: "Dump",
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
+	opEngineLevel: "EngineLevel",
 }
 
 func (c opCode) String() string {

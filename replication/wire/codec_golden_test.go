@@ -85,6 +85,8 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000004000, Cmds: append(adminCommands, Exec{DB: 3, Ops: adminQueries})}},
 		{"acl_ops", "ACL SETUSER (appended, replaced), DELUSER, LOAD (users, none)",
 			Entry{NowMs: 1700000004000, Cmds: aclOps}},
+		{"engine_level", "the engine level switch to level 1 (op 48)",
+			Entry{NowMs: 1700000005000, Cmds: []Command{EngineLevel{Level: 1}}}},
 	}
 }
 

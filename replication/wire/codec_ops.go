@@ -48,6 +48,7 @@ package wire
 //	ACLSetUser           f{Replace} Name Rules:strings
 //	ACLDelUser           Names:strings
 //	ACLLoad              count:u (Name Rules:strings)*count
+//	EngineLevel          Level:v
 //
 //	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1} [MaxLen:v] [MinID] [Limit:v]
 //	streams = count:u (f{New,Last} Key:s ID)*count
@@ -344,6 +345,9 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = append(dst, byte(opMemoryUsage))
 		dst = appendBase(dst, o.Base)
 		dst = appendVarint(dst, o.Samples)
+	case EngineLevel:
+		dst = append(dst, byte(opEngineLevel))
+		dst = appendVarint(dst, o.Level)
 	default:
 		panic(fmt.Sprintf("wire: AppendOp: no encoding for %T", op))
 	}
@@ -646,6 +650,8 @@ func (r *reader) opFields(code opCode) Op {
 	case opMemoryUsage:
 		b := r.base()
 		return MemoryUsage{Base: b, Samples: r.varint()}
+	case opEngineLevel:
+		return EngineLevel{Level: r.varint()}
 	}
 	r.fail(fmt.Errorf("%w %d", ErrUnknownOp, code)) // a name in opNames without a case here
 	return nil
