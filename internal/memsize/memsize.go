@@ -1,0 +1,116 @@
+// Package memsize estimates what Go's allocator and the containers streamd
+// keeps its state in (slices, maps, google/btree trees) take for a given
+// content, for MEMORY USAGE and INFO used_memory. It computes from sizes
+// only (no reflection, no runtime calls), so the engine packages may use it
+// in their pure accounting. It imports nothing of streamd's.
+package memsize
+
+// classes are the Go runtime's small object size classes
+// (internal/runtime/gc.SizeClassToSize, the same since Go 1.21).
+var classes = [...]int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256,
+	288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792,
+	2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728,
+	10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
+
+// pageSize is the runtime's page: objects above 32 KiB take whole pages.
+const pageSize = 8192
+
+// Class returns the bytes an allocation of n bytes takes: its size class,
+// or whole pages above 32 KiB; 0 for n <= 0.
+func Class(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	if n > classes[len(classes)-1] {
+		return (n + pageSize - 1) / pageSize * pageSize
+	}
+	lo, hi := 0, len(classes)-1
+	for lo < hi {
+		m := (lo + hi) / 2
+		if classes[m] < n {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return classes[lo]
+}
+
+// String returns the bytes a string's contents of length n take (the
+// header is counted where the string is held).
+func String(n int) int64 { return Class(int64(n)) }
+
+// Appended returns the bytes of the backing array of a slice of n elements
+// of size elem grown one append at a time from nil (Go's growslice:
+// doubling below 256 elements, then by a quarter, rounded up to a size
+// class).
+func Appended(n, elem int64) int64 {
+	if n <= 0 || elem <= 0 {
+		return 0
+	}
+	c := int64(1)
+	for c < n {
+		if c < 256 {
+			c *= 2
+		} else {
+			c += (c + 3*256) / 4
+		}
+		c = Class(c*elem) / elem
+	}
+	return Class(c * elem)
+}
+
+// Go's maps (Swiss tables since Go 1.24): slots in groups of 8 behind 8
+// control bytes, at most 7/8 full, doubled when full, so between 7/16 and
+// 7/8 full once grown: a slot costs its key and value over a mean load of
+// about 2/3.
+const (
+	mapHeader = 48 // the map header (its directory and small-map fields)
+	mapLoadPc = 66 // mean load of a grown map, in percent
+)
+
+// Map returns the bytes of a Go map holding n entries whose key and value
+// take slot bytes together (string keys: 16 for the header, plus the value).
+func Map(n, slot int64) int64 {
+	if n <= 0 {
+		return mapHeader
+	}
+	if n <= 8 {
+		return mapHeader + Class(8+8*slot)
+	}
+	return mapHeader + (n*slot+n)*100/mapLoadPc
+}
+
+// google/btree at degree 32: a node holds at most 63 items. A tree filled
+// in ascending order (stream nodes by ID, pending entries as XREADGROUP
+// delivers them, each consumer's index) splits its rightmost leaf when it
+// is full: the left half keeps 31 items in the 64-item array it grew, and
+// the right half starts from an append of 32. So a full tree holds 32
+// items per leaf, each leaf a 64-item array plus the node itself, and one
+// inner node (items and children) per 32 leaves.
+const (
+	btreeNode    = 64 // node[T]: items and children slice headers, cow pointer (56 bytes)
+	btreeTree    = 48 // BTreeG (32 bytes) and its copy-on-write context (16)
+	btreeMax     = 63 // 2 × degree − 1
+	btreePerLeaf = 32
+	// BTreeFreeList is NewG's own free list: the list and its 32-pointer
+	// array (trees made with NewWithFreeListG share one and do not pay it).
+	BTreeFreeList = 32 + 256
+)
+
+// BTree returns the bytes of a google/btree of degree 32 holding n items
+// of size item, filled in ascending order, without its free list (see
+// BTreeFreeList): the tree, its nodes and their arrays. Items' own
+// allocations are the caller's to add.
+func BTree(n, item int64) int64 {
+	switch {
+	case n <= 0:
+		return btreeTree
+	case n <= btreeMax:
+		return btreeTree + btreeNode + Appended(n, item)
+	}
+	leaves := (n + btreePerLeaf - 1) / btreePerLeaf
+	inner := (leaves + btreePerLeaf - 1) / btreePerLeaf
+	leaf := btreeNode + Appended(btreeMax+1, item)
+	return btreeTree + leaves*leaf + inner*(leaf+Appended(btreeMax+1, 8))
+}
