@@ -109,7 +109,7 @@ func (s *Server) memoryFigures() memFigures {
 			if d.Keys == 0 {
 				continue
 			}
-			o := dbOverhead{db: i, main: uint64(d.Keys) * state.KeyOverhead, expire: uint64(d.Expires) * state.ExpireOverhead}
+			o := dbOverhead{db: i, main: uint64(d.Keys) * uint64(state.KeyOverhead), expire: uint64(d.Expires) * uint64(state.ExpireOverhead)}
 			f.dbs = append(f.dbs, o)
 			f.overhead += o.main + o.expire
 			f.keys += uint64(d.Keys)

@@ -83,16 +83,16 @@ func Map(n, slot int64) int64 {
 
 // google/btree at degree 32: a node holds at most 63 items. A tree filled
 // in ascending order (stream nodes by ID, pending entries as XREADGROUP
-// delivers them, each consumer's index) splits its rightmost leaf when it
-// is full: the left half keeps 31 items in the 64-item array it grew, and
-// the right half starts from an append of 32. So a full tree holds 32
-// items per leaf, each leaf a 64-item array plus the node itself, and one
-// inner node (items and children) per 32 leaves.
+// delivers them, each consumer's index) splits its rightmost node when it
+// is full and gets one more item: the left half keeps 31 items in the
+// 64-item array it grew, one item goes up to the parent, and the right
+// half starts from an append of 32. Inner nodes fill the same way with the
+// items that come up, plus an array of child pointers.
 const (
 	btreeNode    = 64 // node[T]: items and children slice headers, cow pointer (56 bytes)
 	btreeTree    = 48 // BTreeG (32 bytes) and its copy-on-write context (16)
 	btreeMax     = 63 // 2 × degree − 1
-	btreePerLeaf = 32
+	btreePerNode = 32 // items a full node adds: 31 kept, 1 sent up
 	// BTreeFreeList is NewG's own free list: the list and its 32-pointer
 	// array (trees made with NewWithFreeListG share one and do not pay it).
 	BTreeFreeList = 32 + 256
@@ -103,14 +103,27 @@ const (
 // BTreeFreeList): the tree, its nodes and their arrays. Items' own
 // allocations are the caller's to add.
 func BTree(n, item int64) int64 {
-	switch {
-	case n <= 0:
+	if n <= 0 {
 		return btreeTree
-	case n <= btreeMax:
-		return btreeTree + btreeNode + Appended(n, item)
 	}
-	leaves := (n + btreePerLeaf - 1) / btreePerLeaf
-	inner := (leaves + btreePerLeaf - 1) / btreePerLeaf
-	leaf := btreeNode + Appended(btreeMax+1, item)
-	return btreeTree + leaves*leaf + inner*(leaf+Appended(btreeMax+1, 8))
+	return btreeTree + btreeLevel(n, item, false)
+}
+
+// btreeLevel returns the bytes of the nodes holding n items at one level
+// of an ascending-filled tree, and of the levels above it.
+func btreeLevel(n, item int64, inner bool) int64 {
+	children := func(c int64) int64 {
+		if !inner {
+			return 0
+		}
+		return Appended(c, 8)
+	}
+	if n <= btreeMax {
+		return btreeNode + Appended(n, item) + children(n+1)
+	}
+	splits := (n-btreeMax-1)/btreePerNode + 1
+	rest := n - btreePerNode*splits
+	full := btreeNode + Appended(btreeMax, item) + children(btreeMax+1)
+	last := btreeNode + Appended(rest, item) + children(rest+1)
+	return splits*full + last + btreeLevel(splits, item, true)
 }

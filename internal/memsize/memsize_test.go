@@ -37,7 +37,7 @@ type item16 struct{ a, b uint64 }
 // TestBTreeMatchesHeap fills trees in ascending order and compares BTree
 // with the live heap they take.
 func TestBTreeMatchesHeap(t *testing.T) {
-	for _, n := range []int{10, 63, 1000, 100_000} {
+	for _, n := range []int{10, 63, 64, 100, 200, 1000, 5000, 100_000} {
 		before := testutil.LiveHeap()
 		tr := btree.NewWithFreeListG(32, func(a, b item16) bool { return a.a < b.a }, btree.NewFreeListG[item16](0))
 		for i := 0; i < n; i++ {

@@ -66,6 +66,26 @@ var memShapes = []memShape{
 				Streams: []wire.ReadStream{{Key: key, New: true}}}, 2000+int64(c))
 		}
 	}},
+	{"group, half acknowledged", 1, func(t *testing.T, ks *Keyspace, key string) {
+		addN(t, ks, key, 100_000, fv("f", "v"), 1000)
+		mustApply(t, ks, wire.XGroupCreate{Base: base(key), Group: "g", EntriesRead: -1}, 2000)
+		for c := 0; c < 10; c++ {
+			mustApply(t, ks, wire.XReadGroup{Group: "g", Consumer: "consumer-" + strconv.Itoa(c), Count: 10_000,
+				Streams: []wire.ReadStream{{Key: key, New: true}}}, 2000+int64(c))
+		}
+		res := mustQuery(t, ks, wire.XRange{Base: base(key), Start: streams.MinID, End: streams.MaxID, Count: -1}, 3000)
+		var ids []streams.ID
+		for i, e := range res.([]streams.Entry) {
+			if i%2 == 0 {
+				ids = append(ids, e.ID)
+			}
+		}
+		mustApply(t, ks, wire.XAck{Base: base(key), Group: "g", IDs: ids}, 3000)
+	}},
+	{"keys with deadlines", 1000, func(t *testing.T, ks *Keyspace, key string) {
+		addN(t, ks, key, 3, fv("f", "v"), 1000)
+		mustApply(t, ks, wire.Expire{Base: base(key), Ms: 1 << 50}, 1000)
+	}},
 }
 
 // TestMemoryUsageMatchesHeap builds keys of several shapes and compares
@@ -88,6 +108,9 @@ func TestMemoryUsageMatchesHeap(t *testing.T) {
 			runtime.KeepAlive(ks)
 			real := int64(after) - int64(before)
 			t.Logf("%s: estimate %d, heap %d, ratio %.3f", sh.name, est, real, float64(est)/float64(real))
+			if d := est - real; d < -real/10 || d > real/10 {
+				t.Errorf("%s: MEMORY USAGE says %d bytes, the heap grew by %d: off by more than 10%%", sh.name, est, real)
+			}
 		})
 	}
 }
