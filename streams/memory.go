@@ -23,6 +23,10 @@ var (
 type memCount struct {
 	valid bool
 	nodes int64
+	// tree is what the node tree takes for treeLen nodes (a cache:
+	// computing it costs more than an append).
+	treeLen int
+	tree    int64
 }
 
 // resized records that node n, which took before bytes, now takes what
@@ -46,9 +50,12 @@ func (s *Stream) dropped(n *node) {
 // (the state machine's Apply); readers call MemoryUsage.
 func (s *Stream) Memory() int64 {
 	if !s.mem.valid {
-		s.mem = memCount{valid: true, nodes: s.walkNodes(0)}
+		s.mem = memCount{valid: true, nodes: s.walkNodes(0), treeLen: -1}
 	}
-	return s.fixedMemory() + s.mem.nodes
+	if n := s.nodes.Len(); n != s.mem.treeLen {
+		s.mem.treeLen, s.mem.tree = n, s.fixedMemory()
+	}
+	return s.mem.tree + s.mem.nodes
 }
 
 // MemoryUsage returns the bytes the stream takes (MEMORY USAGE): the

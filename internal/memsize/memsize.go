@@ -15,9 +15,40 @@ var classes = [...]int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176,
 // pageSize is the runtime's page: objects above 32 KiB take whole pages.
 const pageSize = 8192
 
+// smallClass is Class for sizes up to smallMax, by (n+7)/8.
+const smallMax = 1024
+
+var smallClass = func() (t [smallMax/8 + 1]int64) {
+	for i := range t {
+		t[i] = classOf(int64(i) * 8)
+	}
+	return t
+}()
+
+// appendedTab is Appended for up to 64 elements of 8, 16, ... 64 bytes.
+var appendedTab = func() (t [9][65]int64) {
+	for e := int64(1); e <= 8; e++ {
+		for n := int64(1); n <= 64; n++ {
+			t[e][n] = appended(n, 8*e)
+		}
+	}
+	return t
+}()
+
 // Class returns the bytes an allocation of n bytes takes: its size class,
 // or whole pages above 32 KiB; 0 for n <= 0.
 func Class(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	if n <= smallMax {
+		return smallClass[(n+7)/8]
+	}
+	return classOf(n)
+}
+
+// classOf is Class by search.
+func classOf(n int64) int64 {
 	if n <= 0 {
 		return 0
 	}
@@ -48,6 +79,14 @@ func Appended(n, elem int64) int64 {
 	if n <= 0 || elem <= 0 {
 		return 0
 	}
+	if n <= 64 && elem <= 64 && elem%8 == 0 {
+		return appendedTab[elem/8][n]
+	}
+	return appended(n, elem)
+}
+
+// appended is Appended by simulating the growth.
+func appended(n, elem int64) int64 {
 	c := int64(1)
 	for c < n {
 		if c < 256 {
