@@ -70,10 +70,11 @@ func (ks *Keyspace) settle() {
 }
 
 // memoryUsage answers MEMORY USAGE: the key's bytes (as INFO used_memory
-// counts them, with its deadline), nil when the key is absent. The stream
-// is exact once counted; otherwise (a key no write touched since a
-// snapshot restore) its nodes are sampled as Redis samples them (see
-// streams.Stream.MemoryUsage). Groups are walked in full, as Redis does.
+// counts them, with its deadline), nil when the key is absent. A key's
+// stream is counted from when the key is made or loaded (database.add), so
+// the answer is exact and SAMPLES, accepted as Redis's, changes nothing
+// here (streams.Stream.MemoryUsage samples Redis's way only a stream not
+// counted yet). Groups are walked in full, as Redis does.
 func (ks *Keyspace) memoryUsage(q wire.MemoryUsage, nowMs int64) (any, error) {
 	o := ks.lookupRead(q.DB, q.Key, nowMs)
 	if o == nil {
