@@ -9,7 +9,8 @@
 # 2. then XGROUP CREATE s g 0 and XREADGROUP in batches of 10,000 until every
 #    entry is pending for one consumer.
 # RSS after each step, for each server, and the ratio streamd/Redis (goal of
-# issue #13: at most 1.5 at both steps). streamd runs with appendfsync
+# issue #13: at most 1.5 at both steps); then each server's own accounting at
+# each step (INFO used_memory, MEMORY USAGE s SAMPLES 0) beside its RSS. streamd runs with appendfsync
 # everysec (its log is on disk; its memory is what is measured).
 #
 # Needs redis-server, redis-cli and redis-benchmark on PATH; builds
@@ -40,13 +41,20 @@ pids+=("$spid")
 wait_ping "$rport"
 wait_ping "$sport"
 
-declare -A after_add after_pel
+declare -A after_add after_pel acct
+info_field() { redis-cli -p "$1" INFO memory | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
+# account NAME PORT STEP: the server's used_memory and MEMORY USAGE s (kB).
+account() {
+	acct[$1,$3]="$(($(info_field "$2" used_memory) / 1024)) $(($(redis-cli -p "$2" MEMORY USAGE s SAMPLES 0) / 1024))"
+}
 for p in "$rport" "$sport"; do
 	redis-benchmark -p "$p" -n "$ENTRIES" -c 50 -P 64 -q XADD s '*' f v >/dev/null
 done
 sleep 1
 after_add[redis]=$(rss_kb "$rpid")
 after_add[streamd]=$(rss_kb "$spid")
+account redis "$rport" add
+account streamd "$sport" add
 for p in "$rport" "$sport"; do
 	redis-cli -p "$p" XGROUP CREATE s g 0 >/dev/null
 	for _ in $(seq $(((ENTRIES + BATCH - 1) / BATCH))); do
@@ -56,6 +64,8 @@ done
 sleep 1
 after_pel[redis]=$(rss_kb "$rpid")
 after_pel[streamd]=$(rss_kb "$spid")
+account redis "$rport" pel
+account streamd "$sport" pel
 
 for p in "$rport" "$sport"; do
 	echo "port $p: XLEN $(redis-cli -p "$p" XLEN s), pending $(redis-cli -p "$p" XPENDING s g | head -1)"
@@ -66,3 +76,10 @@ printf '%-34s %12s %12s %8s\n' "$ENTRIES x XADD s * f v" "${after_add[redis]}" "
 	"$(ratio "${after_add[streamd]}" "${after_add[redis]}")"
 printf '%-34s %12s %12s %8s\n' "+ one group, all pending" "${after_pel[redis]}" "${after_pel[streamd]}" \
 	"$(ratio "${after_pel[streamd]}" "${after_pel[redis]}")"
+printf '\n%-34s %12s %12s %12s\n' "accounting (kB)" RSS used_memory "MEMORY USAGE"
+for name in redis streamd; do
+	read -r used usage <<<"${acct[$name,add]}"
+	printf '%-34s %12s %12s %12s\n' "$name, $ENTRIES x XADD" "${after_add[$name]}" "$used" "$usage"
+	read -r used usage <<<"${acct[$name,pel]}"
+	printf '%-34s %12s %12s %12s\n' "$name, + all pending" "${after_pel[$name]}" "$used" "$usage"
+done
