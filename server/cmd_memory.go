@@ -61,15 +61,26 @@ var memoryHelp = []string{
 	"    sampled up to <count> times (default: 5, 0 means sample all).",
 }
 
-// memStartup is the Go heap in use when the first server was made
-// (startup.allocated).
+// memStartup is startup.allocated (used_memory_startup): the Go heap's
+// live bytes when the first server of the process was made, less what the
+// keys it found (snapshots loaded before it) hold.
 var memStartup atomic.Uint64
 
-// noteStartupMemory records startup.allocated once.
-func noteStartupMemory() {
-	if memStartup.Load() == 0 {
-		memStartup.CompareAndSwap(0, info.ReadHeap().Allocated)
+// noteStartupMemory records startup.allocated once per process, after a
+// collection (so a snapshot load's garbage is not in it) and less the keys
+// already loaded (they are the dataset, counted apart), as Redis measures
+// it after initialising and before loading data.
+func (s *Server) noteStartupMemory() {
+	if memStartup.Load() != 0 {
+		return
 	}
+	runtime.GC()
+	heap := info.ReadHeap().Allocated
+	var keys uint64
+	for _, d := range s.readMemAccount().dbs {
+		keys += uint64(d.Bytes)
+	}
+	memStartup.CompareAndSwap(0, max(heap-min(heap, keys), 1))
 }
 
 // memFigures are MEMORY STATS's and DOCTOR's numbers (Redis's struct

@@ -165,7 +165,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		s.router = s.cluster
 	}
 	s.cmds = newCommandTable(s.allCommands())
-	noteStartupMemory()
+	s.noteStartupMemory()
 	if cfg.MaxMemory > 0 {
 		if cfg.MaxMemory < 1<<20 {
 			// Redis's start-up warning.
