@@ -11,7 +11,8 @@
 # RSS after each step (2 s after the load: streamd gives freed pages back
 # once no command ran for 0.5 s, as jemalloc purges unused pages under
 # Redis), for each server, and the ratio streamd/Redis (goal of issue #13:
-# at most 1.5 at both steps); also the RSS of the idle fresh servers and
+# at most 1.5 at both steps); each server's own accounting at each step
+# (INFO used_memory, MEMORY USAGE s SAMPLES 0) beside its RSS; also the RSS of the idle fresh servers and
 # the peak RSS (VmHWM) during the load. streamd runs with appendfsync
 # everysec (its log is on disk; its memory is what is measured).
 #
@@ -48,9 +49,14 @@ pids+=("$spid")
 wait_ping "$rport"
 wait_ping "$sport"
 
-declare -A idle after_add after_pel peak_add peak_pel
+declare -A idle after_add after_pel peak_add peak_pel acct
 idle[redis]=$(rss_kb "$rpid")
 idle[streamd]=$(rss_kb "$spid")
+info_field() { redis-cli -p "$1" INFO memory | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
+# account NAME PORT STEP: the server's used_memory and MEMORY USAGE s (kB).
+account() {
+	acct[$1,$3]="$(($(info_field "$2" used_memory) / 1024)) $(($(redis-cli -p "$2" MEMORY USAGE s SAMPLES 0) / 1024))"
+}
 for p in "$rport" "$sport"; do
 	redis-benchmark -p "$p" -n "$ENTRIES" -c 50 -P 64 -q XADD s '*' f v >/dev/null
 done
@@ -59,6 +65,8 @@ peak_add[streamd]=$(hwm_kb "$spid")
 sleep 2
 after_add[redis]=$(rss_kb "$rpid")
 after_add[streamd]=$(rss_kb "$spid")
+account redis "$rport" add
+account streamd "$sport" add
 for p in "$rport" "$sport"; do
 	redis-cli -p "$p" XGROUP CREATE s g 0 >/dev/null
 	for _ in $(seq $(((ENTRIES + BATCH - 1) / BATCH))); do
@@ -70,6 +78,8 @@ peak_pel[streamd]=$(hwm_kb "$spid")
 sleep 2
 after_pel[redis]=$(rss_kb "$rpid")
 after_pel[streamd]=$(rss_kb "$spid")
+account redis "$rport" pel
+account streamd "$sport" pel
 
 for p in "$rport" "$sport"; do
 	echo "port $p: XLEN $(redis-cli -p "$p" XLEN s), pending $(redis-cli -p "$p" XPENDING s g | head -1)"
@@ -86,6 +96,14 @@ printf '%-34s %12s %12s %8s\n' "peak during the XADDs" "${peak_add[redis]}" "${p
 	"$(ratio "${peak_add[streamd]}" "${peak_add[redis]}")"
 printf '%-34s %12s %12s %8s\n' "peak up to all pending" "${peak_pel[redis]}" "${peak_pel[streamd]}" \
 	"$(ratio "${peak_pel[streamd]}" "${peak_pel[redis]}")"
+
+printf '\n%-34s %12s %12s %12s\n' "accounting (kB)" RSS used_memory "MEMORY USAGE"
+for name in redis streamd; do
+	read -r used usage <<<"${acct[$name,add]}"
+	printf '%-34s %12s %12s %12s\n' "$name, $ENTRIES x XADD" "${after_add[$name]}" "$used" "$usage"
+	read -r used usage <<<"${acct[$name,pel]}"
+	printf '%-34s %12s %12s %12s\n' "$name, + all pending" "${after_pel[$name]}" "$used" "$usage"
+done
 
 if [[ ${MEMORY_SPEED:-1} != 0 ]]; then
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done

@@ -26,6 +26,9 @@ type Group struct {
 	PEL *pel.PEL
 	// consumers is kept sorted by name.
 	consumers []*Consumer
+	// consumerBytes is what the consumers take, kept by CreateConsumer
+	// and DeleteConsumer (memory.go).
+	consumerBytes int64
 }
 
 // Consumer is a consumer of a group, as Redis 7.2's streamConsumer. Its
@@ -81,6 +84,7 @@ func (g *Group) CreateConsumer(name string, nowMs int64) *Consumer {
 		return nil
 	}
 	c := &Consumer{Name: name, SeenMs: nowMs, ActiveMs: -1}
+	g.consumerBytes += consumerMemory(c)
 	g.consumers = append(g.consumers, nil)
 	copy(g.consumers[i+1:], g.consumers[i:])
 	g.consumers[i] = c
@@ -108,6 +112,7 @@ func (g *Group) DeleteConsumer(name string) (pending int64, ok bool) {
 		return 0, false
 	}
 	pending = int64(g.PEL.RemoveConsumer(name))
+	g.consumerBytes -= consumerMemory(g.consumers[i])
 	copy(g.consumers[i:], g.consumers[i+1:])
 	g.consumers[len(g.consumers)-1] = nil
 	g.consumers = g.consumers[:len(g.consumers)-1]
@@ -145,6 +150,9 @@ func (g *Group) Check() error {
 		if g.consumers[i-1].Name >= g.consumers[i].Name {
 			err = fmt.Errorf("group %q: consumers out of order", g.Name)
 		}
+	}
+	if err == nil {
+		err = g.checkMemory()
 	}
 	return err
 }

@@ -1,35 +1,53 @@
 package groups
 
 import (
+	"fmt"
 	"unsafe"
 
-	"streamd/pel"
+	"streamd/internal/memsize"
 )
 
 // Sizes for MemoryUsage on a 64-bit build.
-const (
-	groupSize    = int64(unsafe.Sizeof(Group{}))
-	consumerSize = int64(unsafe.Sizeof(Consumer{}))
-	nackSize     = pel.EntryBytes
-	ptrSize      = int64(unsafe.Sizeof(uintptr(0)))
-	// idItemSize is a consumer index item (an ID) with its share of the
-	// btree node holding it.
-	idItemSize = 16 + 2*ptrSize
-	// nackItemSize is a PEL item with its share of its btree node.
-	nackItemSize = nackSize + 2*ptrSize
-	// pelSize is a PEL's trees and consumer map, empty.
-	pelSize = 4 * 64
+var (
+	groupBytes    = memsize.Class(int64(unsafe.Sizeof(Group{})))
+	consumerBytes = memsize.Class(int64(unsafe.Sizeof(Consumer{})))
+	ptrBytes      = int64(unsafe.Sizeof(uintptr(0)))
 )
 
-// MemoryUsage estimates the bytes the group takes (MEMORY USAGE): the group,
-// its name, its consumers (with their names and their index of the
-// pending entries they own) and its pending entries list.
+// consumerMemory is what consumer c takes: its struct and its name.
+func consumerMemory(c *Consumer) int64 {
+	return consumerBytes + memsize.String(len(c.Name))
+}
+
+// MemoryUsage returns the bytes the group takes (MEMORY USAGE, INFO
+// used_memory): the group and its name, its consumers (each its struct, its
+// name and its slot in the consumer list, counted as they come and go) and
+// its pending entries list with the consumers' indexes (PEL.MemoryUsage).
+// It costs O(1).
 func (g *Group) MemoryUsage() int64 {
-	size := groupSize + int64(len(g.Name)) + pelSize
-	n := int64(g.PEL.Len())
-	size += n * (nackItemSize + idItemSize) // each entry once in the PEL, once in its owner's index
-	for _, c := range g.consumers {
-		size += ptrSize + consumerSize + int64(len(c.Name))
+	n := groupBytes + memsize.String(len(g.Name)) + memsize.Class(int64(cap(g.consumers))*ptrBytes)
+	return n + g.consumerBytes + g.PEL.MemoryUsage()
+}
+
+// MemoryUsage returns the bytes the set's groups take: the sorted list and
+// each group's MemoryUsage.
+func (s *Set) MemoryUsage() int64 {
+	n := memsize.Class(int64(cap(s.list)) * ptrBytes)
+	for _, g := range s.list {
+		n += g.MemoryUsage()
 	}
-	return size
+	return n
+}
+
+// checkMemory reports an error when the consumers' counted bytes differ
+// from what they take.
+func (g *Group) checkMemory() error {
+	var n int64
+	for _, c := range g.consumers {
+		n += consumerMemory(c)
+	}
+	if n != g.consumerBytes {
+		return fmt.Errorf("group %q: consumers counted at %d bytes, take %d", g.Name, g.consumerBytes, n)
+	}
+	return nil
 }

@@ -47,8 +47,7 @@ func (s *Server) gatherInfo(section string, d *info.Data) {
 		d.Clients = info.Clients{Connected: n, ClusterConnections: internal, MaxClients: s.config().MaxClients,
 			BlockedClients: s.stats.BlockedClients.Load()}
 	case "memory":
-		d.Memory = info.ReadMemory()
-		d.Memory.MaxMemory = uint64(s.stats.MaxMemory.Load())
+		d.Memory = s.infoMemory()
 	case "persistence":
 		d.Persistence = s.infoPersistence()
 	case "stats":

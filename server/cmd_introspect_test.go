@@ -1,12 +1,14 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"streamd/config"
+	"streamd/replication/state"
 )
 
 // TestDumpRestoreAcrossServers: a payload from redis-server is refused by
@@ -246,7 +248,7 @@ func TestMemoryStats(t *testing.T) {
 	want := "peak.allocated total.allocated startup.allocated replication.backlog clients.slaves clients.normal " +
 		"cluster.links aof.buffer lua.caches functions.caches db.0 overhead.total keys.count keys.bytes-per-key " +
 		"dataset.bytes dataset.percentage peak.percentage allocator.allocated allocator.active allocator.resident " +
-		"allocator-fragmentation.ratio allocator-fragmentation.bytes allocator.rss-ratio allocator.rss-bytes " +
+		"allocator-fragmentation.ratio allocator-fragmentation.bytes allocator-rss.ratio allocator-rss.bytes " +
 		"rss-overhead.ratio rss-overhead.bytes fragmentation fragmentation.bytes"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("MEMORY STATS fields:\n got %s\nwant %s", got, want)
@@ -255,8 +257,16 @@ func TestMemoryStats(t *testing.T) {
 		fields["peak.allocated"].Int < fields["total.allocated"].Int {
 		t.Fatalf("MEMORY STATS: %s", v)
 	}
-	if db := fields["db.0"].String(); db != `["overhead.hashtable.main", (integer) 64, "overhead.hashtable.expires", (integer) 48]` {
-		t.Fatalf("db.0: %s", db)
+	if db, want := fields["db.0"].String(), fmt.Sprintf(`["overhead.hashtable.main", (integer) %d, "overhead.hashtable.expires", (integer) %d, "overhead.hashtable.slot-to-keys", (integer) 0]`,
+		state.KeyOverhead, state.ExpireOverhead); db != want {
+		t.Fatalf("db.0: %s, want %s", db, want)
+	}
+	// The key's bytes are in total.allocated: MEMORY USAGE (with its
+	// deadline) is within it, beyond the overhead.
+	usage, err := c.Do("MEMORY", "USAGE", "s")
+	if err != nil || usage.Int <= 0 || fields["dataset.bytes"].Int+fields["overhead.total"].Int != fields["total.allocated"].Int ||
+		fields["total.allocated"].Int-fields["startup.allocated"].Int < usage.Int {
+		t.Fatalf("MEMORY USAGE s = %v, MEMORY STATS %s", usage, v)
 	}
 	if got := mustDo(t, c, "MEMORY", "DOCTOR"); !strings.Contains(got, "Sam") {
 		t.Fatalf("MEMORY DOCTOR: %s", got)

@@ -9,16 +9,16 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"streamd/replication/state"
+	"streamd/server/info"
 )
 
-// MEMORY USAGE / STATS / DOCTOR / MALLOC-STATS / PURGE / HELP. STATS and
-// DOCTOR give Redis's fields from the Go runtime: the allocator is Go's
-// heap (allocated = HeapAlloc, active = HeapInuse, resident = HeapSys −
-// HeapReleased), the RSS is the process's (/proc/self/statm), and the
-// per-key overheads are state's estimates. Structures streamd does not
-// have (replication backlog, AOF buffer, Lua and function caches, cluster
-// bus links) are 0.
+// MEMORY USAGE / STATS / DOCTOR / MALLOC-STATS / PURGE / HELP. USAGE and
+// STATS's key figures are the memory accounting (state's per-key bytes and
+// running totals, memaccount.go), the same INFO used_memory reports;
+// STATS's allocator figures are the Go heap's (allocated = HeapAlloc,
+// active = HeapInuse, resident = HeapSys − HeapReleased) and the RSS is
+// the process's (/proc/self/statm). Structures streamd does not have
+// (replication backlog, AOF buffer, Lua and function caches) are 0.
 func (s *Server) memoryCommand() *Command {
 	sub := func(name string, arity int, flags []string, summary string, h func(*Client, [][]byte) Reply) *Command {
 		return &Command{Name: "memory|" + name, Arity: arity, Flags: flags, ACL: []string{"@slow"},
@@ -61,60 +61,43 @@ var memoryHelp = []string{
 	"    sampled up to <count> times (default: 5, 0 means sample all).",
 }
 
-// memPeak is the highest total.allocated MEMORY STATS or DOCTOR has seen
-// (Go's runtime keeps no allocation peak).
-var memPeak atomic.Uint64
-
-// memStartup is the heap allocated when the first server was made.
+// memStartup is startup.allocated (used_memory_startup): the Go heap's
+// live bytes when the first server of the process was made, less what the
+// keys it found (snapshots loaded before it) hold.
 var memStartup atomic.Uint64
 
-// noteStartupMemory records startup.allocated once.
-func noteStartupMemory() {
-	if memStartup.Load() == 0 {
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		memStartup.CompareAndSwap(0, m.HeapAlloc)
+// noteStartupMemory records startup.allocated once per process, after a
+// collection (so a snapshot load's garbage is not in it) and less the keys
+// already loaded (they are the dataset, counted apart), as Redis measures
+// it after initialising and before loading data.
+func (s *Server) noteStartupMemory() {
+	if memStartup.Load() != 0 {
+		return
 	}
+	runtime.GC()
+	heap := info.ReadHeap().Allocated
+	var keys uint64
+	for _, d := range s.readMemAccount().dbs {
+		keys += uint64(d.Bytes)
+	}
+	memStartup.CompareAndSwap(0, max(heap-min(heap, keys), 1))
 }
 
-// memFigures are MEMORY STATS's numbers (Redis's struct redisMemOverhead).
+// memFigures are MEMORY STATS's and DOCTOR's numbers (Redis's struct
+// redisMemOverhead): the accounting and the process's figures.
 type memFigures struct {
-	peak, total, startup, overhead, keys, rss uint64
-	allocated, active, resident               uint64
-	dbs                                       []dbOverhead
+	acct                        memAccount
+	peak, total, rss            uint64
+	allocated, active, resident uint64
 }
 
-type dbOverhead struct {
-	db           int
-	main, expire uint64
-}
-
-// memoryFigures reads the runtime and the keyspace.
+// memoryFigures reads the accounting and the runtime.
 func (s *Server) memoryFigures() memFigures {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	f := memFigures{total: m.HeapAlloc, startup: memStartup.Load(), allocated: m.HeapAlloc,
-		active: m.HeapInuse, resident: m.HeapSys - m.HeapReleased, rss: processRSS(m.Sys)}
-	for {
-		p := memPeak.Load()
-		if f.total <= p || memPeak.CompareAndSwap(p, f.total) {
-			f.peak = max(p, f.total)
-			break
-		}
-	}
-	f.overhead = f.startup
-	if res, err := s.keyspaceInfoAll(); err == nil {
-		infos, _ := res.([]state.DBInfo)
-		for i, d := range infos {
-			if d.Keys == 0 {
-				continue
-			}
-			o := dbOverhead{db: i, main: uint64(d.Keys) * state.KeyOverhead, expire: uint64(d.Expires) * state.ExpireOverhead}
-			f.dbs = append(f.dbs, o)
-			f.overhead += o.main + o.expire
-			f.keys += uint64(d.Keys)
-		}
-	}
+	a := s.readMemAccount()
+	h := info.ReadHeap()
+	f := memFigures{acct: a, total: a.used(), rss: processRSS(h.Resident),
+		allocated: h.Allocated, active: h.Active, resident: h.Resident}
+	f.peak = info.NotePeak(f.total)
 	return f
 }
 
@@ -144,40 +127,46 @@ func ratio(a, b uint64) float64 {
 	return float64(a) / float64(b)
 }
 
-// cmdMEMORYSTATS is MEMORY STATS, Redis 7.2's fields in its order.
+// cmdMEMORYSTATS is MEMORY STATS, Redis 7.0's fields in its order (as
+// redis-server 7.0.15 answers them), a map in RESP3 and a flat array in
+// RESP2. Its figures are Redis's over the accounting: overhead.total is
+// startup + clients + the key tables, dataset.bytes the rest of
+// total.allocated (used_memory), keys.bytes-per-key what the server holds
+// beyond start-up per key; the allocator and RSS figures are the Go
+// runtime's and the process's.
 func (s *Server) cmdMEMORYSTATS(c *Client, args [][]byte) Reply {
 	f := s.memoryFigures()
+	a := f.acct
 	i := func(k string, v uint64) KV { return KV{K: BulkString(k), V: Int(int64(v))} }
 	d := func(k string, v float64) KV { return KV{K: BulkString(k), V: Double(v)} }
 	out := Map{
-		i("peak.allocated", f.peak), i("total.allocated", f.total), i("startup.allocated", f.startup),
-		i("replication.backlog", 0), i("clients.slaves", 0), i("clients.normal", 0), i("cluster.links", 0),
+		i("peak.allocated", f.peak), i("total.allocated", f.total), i("startup.allocated", a.startup),
+		i("replication.backlog", 0), i("clients.slaves", 0), i("clients.normal", a.clients), i("cluster.links", a.links),
 		i("aof.buffer", 0), i("lua.caches", 0), i("functions.caches", 0),
 	}
-	for _, o := range f.dbs {
-		out = append(out, KV{K: BulkString("db." + strconv.Itoa(o.db)), V: Map{
-			i("overhead.hashtable.main", o.main), i("overhead.hashtable.expires", o.expire)}})
+	for n, o := range a.dbs {
+		if o.Keys == 0 {
+			continue
+		}
+		out = append(out, KV{K: BulkString("db." + strconv.Itoa(n)), V: Map{
+			i("overhead.hashtable.main", uint64(o.Overhead)), i("overhead.hashtable.expires", uint64(o.ExpiresOverhead)),
+			i("overhead.hashtable.slot-to-keys", 0)}})
 	}
-	net := uint64(0)
-	if f.total > f.startup {
-		net = f.total - f.startup
+	net := f.total - min(f.total, a.startup)
+	var perKey uint64
+	if k := a.keys(); k > 0 {
+		perKey = net / k
 	}
-	var perKey, dataset uint64
-	if f.keys > 0 {
-		perKey = net / f.keys
-	}
-	if f.total > f.overhead {
-		dataset = f.total - f.overhead
-	}
+	dataset := a.dataset()
 	out = append(out,
-		i("overhead.total", f.overhead), i("keys.count", f.keys), i("keys.bytes-per-key", perKey),
+		i("overhead.total", a.overhead()), i("keys.count", a.keys()), i("keys.bytes-per-key", perKey),
 		i("dataset.bytes", dataset), d("dataset.percentage", ratio(dataset*100, net)),
 		d("peak.percentage", ratio(f.total*100, f.peak)),
 		i("allocator.allocated", f.allocated), i("allocator.active", f.active), i("allocator.resident", f.resident),
 		d("allocator-fragmentation.ratio", ratio(f.active, f.allocated)),
 		i("allocator-fragmentation.bytes", f.active-min(f.active, f.allocated)),
-		d("allocator.rss-ratio", ratio(f.resident, f.active)),
-		i("allocator.rss-bytes", f.resident-min(f.resident, f.active)),
+		d("allocator-rss.ratio", ratio(f.resident, f.active)),
+		i("allocator-rss.bytes", f.resident-min(f.resident, f.active)),
 		d("rss-overhead.ratio", ratio(f.rss, f.resident)),
 		i("rss-overhead.bytes", f.rss-min(f.rss, f.resident)),
 		d("fragmentation", ratio(f.rss, f.total)),

@@ -12,8 +12,11 @@ import (
 )
 
 // maxmemory with maxmemory-policy noeviction (Redis's processCommand and
-// getMaxmemoryState): once used memory — INFO used_memory, the Go heap in
-// use, as the 100 ms sampler (sampleOps) last read it — is over maxmemory,
+// getMaxmemoryState): once used memory — INFO used_memory, the memory
+// accounting (memaccount.go: what the keys and the clients' queued output
+// hold, plus the heap at start-up; Redis compares used_memory less its
+// replication and AOF buffers, which streamd does not have), as the 100 ms
+// sampler (sampleOps) last read it — is over maxmemory,
 // a command flagged denyoom is refused with OOM before it is planned, so
 // nothing it would write reaches the log (a replica never refuses what its
 // leader accepted: the node that runs the command decides). Inside MULTI
@@ -27,9 +30,10 @@ import (
 const errOOM = ErrorReply("OOM command not allowed when used memory > 'maxmemory'.")
 
 // Memory-limit headroom: the Go runtime's soft memory limit counts all the
-// memory the runtime holds (heap, stacks, metadata, freed pages not yet
-// returned), not only the heap in use that maxmemory is compared with, so
-// it is set above maxmemory: by a quarter, and at least by minHeadroom.
+// memory the runtime holds (heap with its garbage, stacks, metadata, freed
+// pages not yet returned, a snapshot's copy of the keyspace), not only the
+// accounted memory that maxmemory is compared with, so it is set above
+// maxmemory: by a quarter, and at least by minHeadroom.
 const minHeadroom = 32 << 20
 
 // GoMemoryLimit is the Go runtime's soft memory limit (debug.SetMemoryLimit)
@@ -96,13 +100,15 @@ func (s *Server) releaseMemoryLimit() {
 	}
 }
 
-// sampleUsedMemory reads used_memory (info.SamplePeak, which also keeps
-// used_memory_peak), stores it for /metrics and recomputes the OOM state;
-// the sampler calls it every 100 ms, setMaxMemory at once.
+// sampleUsedMemory reads used_memory (the accounting, readMemAccount; it
+// also raises used_memory_peak), stores it for /metrics and recomputes the
+// OOM state; the sampler calls it every 100 ms, setMaxMemory at once.
 func (s *Server) sampleUsedMemory() int64 {
+	a := s.readMemAccount()
 	s.oomMu.Lock()
 	defer s.oomMu.Unlock()
-	used := int64(min(info.SamplePeak(), math.MaxInt64))
+	used := int64(min(a.used(), math.MaxInt64))
+	info.NotePeak(uint64(used))
 	s.stats.UsedMemory.Store(used)
 	m := s.stats.MaxMemory.Load()
 	s.oom.Store(m > 0 && used > m)
@@ -169,11 +175,13 @@ func gcCycles() uint64 {
 }
 
 // nudgeGC runs a garbage collection while used memory is over maxmemory
-// and none ran in the last second. used_memory counts dead objects until a
-// collection marks them free, and an idle server (writes refused, a
-// consumer trimming) may not collect for minutes: without this, memory that
-// XTRIM, XDEL or DEL freed would keep writes refused. The sampler calls it
-// every 100 ms; it costs nothing while under the limit.
+// and none ran in the last second. used_memory (the accounting) drops as
+// soon as XTRIM, XDEL or DEL apply, but the process holds the freed objects
+// until a collection, and an idle server (writes refused, a consumer
+// trimming) may not collect for minutes: this gives the memory back to the
+// heap (and, through the scavenger, to the OS) while writes are refused.
+// The sampler calls it every 100 ms; it costs nothing while under the
+// limit.
 func (s *Server) nudgeGC(now time.Time) {
 	if !s.oom.Load() || now.Sub(s.gcNudge.checked) < time.Second {
 		return

@@ -167,6 +167,7 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		s.router = s.cluster
 	}
 	s.cmds = newCommandTable(s.allCommands())
+	s.noteStartupMemory()
 	if cfg.MaxMemory > 0 {
 		if cfg.MaxMemory < 1<<20 {
 			// Redis's start-up warning.
@@ -174,7 +175,6 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		}
 		s.setMaxMemory(cfg.MaxMemory)
 	}
-	noteStartupMemory()
 	s.initACL()
 	s.lost = make([]chan struct{}, node.NumShards())
 	for i := range s.lost {

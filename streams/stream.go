@@ -28,6 +28,7 @@ type Stream struct {
 	entriesAdded int64
 	maxDeleted   ID
 	firstID      ID
+	mem          memCount // the nodes' bytes (memory.go)
 }
 
 // btreeDegree is the google/btree degree for the node index; nodes hold up to
@@ -200,7 +201,16 @@ func (s *Stream) Append(id ID, fields [][]byte) {
 // entries, live or deleted (<= 0: no entry limit). Appending costs O(1)
 // amortised plus O(log nodes) when a node is started.
 func (s *Stream) AppendNode(id ID, fields [][]byte, nodeMaxEntries int, nodeMaxBytes int64) {
+	if s.tail != nil && !s.tail.last.Less(id) {
+		s.mem = memCount{} // tombstones to drop: recount later
+	}
 	s.dropTombstonesFrom(id)
+	old := s.tail
+	var oldBytes int64
+	if old != nil {
+		oldBytes = old.memoryUsage()
+	}
+	defer s.appended(old, oldBytes)
 	n := s.tail
 	if n != nil {
 		if nodeMaxBytes == 0 || nodeMaxBytes > lpMaxSize {
@@ -232,6 +242,18 @@ func (s *Stream) AppendNode(id ID, fields [][]byte, nodeMaxEntries int, nodeMaxB
 	s.length++
 	s.lastID = id
 	s.entriesAdded++
+}
+
+// appended updates the memory count after an append: old, the tail before
+// it (nil if none), took oldBytes; it grew or was sealed, and the tail may
+// be a new node.
+func (s *Stream) appended(old *node, oldBytes int64) {
+	if old != nil {
+		s.resized(old, oldBytes)
+	}
+	if s.tail != old {
+		s.resized(s.tail, 0)
+	}
 }
 
 // dropTombstonesFrom removes, from the end of the tail node, deleted entries
@@ -271,6 +293,7 @@ func (s *Stream) Clone() *Stream {
 	c := *s
 	c.nodes = btree.NewG(btreeDegree, nodeLess)
 	c.tail = nil
+	c.mem = memCount{} // the copies' buffers have other capacities
 	s.nodes.Ascend(func(n *node) bool {
 		cn := n.clone()
 		c.nodes.ReplaceOrInsert(cn)

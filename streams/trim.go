@@ -81,7 +81,7 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 		if t.Approx {
 			break
 		}
-		marked := false
+		marked, before := false, n.memoryUsage()
 		for i, p := 0, int(n.marks[0]); i < n.count; i, p = i+1, n.next(p) {
 			if t.Strategy == TrimMaxLen {
 				if s.length <= t.MaxLen {
@@ -98,6 +98,7 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 		}
 		if marked {
 			n.remaster(0)
+			s.resized(n, before)
 		}
 		// Like Redis, a node left with only tombstones here stays (its
 		// last entry, deleted, is >= MinID); the next XDEL or trim drops it.
@@ -128,7 +129,9 @@ func (s *Stream) Delete(id ID) bool {
 	if n.live == 0 {
 		s.removeNode(n)
 	} else {
+		before := n.memoryUsage()
 		n.remaster(p)
+		s.resized(n, before)
 	}
 	if s.maxDeleted.Less(id) {
 		s.maxDeleted = id
@@ -142,6 +145,7 @@ func (s *Stream) Delete(id ID) bool {
 // removeNode drops n from the tree and keeps tail pointing at the last node.
 func (s *Stream) removeNode(n *node) {
 	s.nodes.Delete(n)
+	s.dropped(n)
 	if s.tail == n {
 		s.tail, _ = s.nodes.Max()
 	}

@@ -58,6 +58,7 @@ var leaves = map[string][]string{
 	"server/cmdinfo":           {"server/resp", "internal/glob"},               // COMMAND INFO/DOCS/LIST from plain descriptions
 	"internal/mux":             {"internal/lograte"},
 	"internal/lograte":         nil,               // a log line at most once a period
+	"internal/memsize":         nil,               // allocation sizes for the memory accounting
 	"internal/redisint":        nil,               // Redis's string2ll (resp's lengths, streams' listpack sizes)
 	"internal/acl":             {"internal/glob"}, // ACL users: rules, checks, aclfile, ACL LOG
 	"internal/tlsconf":         nil,               // the tls-* settings → crypto/tls configurations (stdlib only)

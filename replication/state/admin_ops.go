@@ -143,29 +143,3 @@ func (ks *Keyspace) randomKey(q wire.RandomKey, nowMs int64) (any, error) {
 	}
 	return found, nil
 }
-
-// Per-key overheads for MEMORY USAGE and MEMORY STATS: a Go map entry (key
-// header, value pointer, bucket share) with the SCAN order item, and a
-// deadline's map entry.
-const (
-	KeyOverhead    = 64
-	ExpireOverhead = 48
-)
-
-// memoryUsage answers MEMORY USAGE: an estimate in bytes of the key, its
-// stream (sampled as Redis samples: Stream.MemoryUsage) and its consumer
-// groups; nil when the key is absent.
-func (ks *Keyspace) memoryUsage(q wire.MemoryUsage, nowMs int64) (any, error) {
-	o := ks.lookupRead(q.DB, q.Key, nowMs)
-	if o == nil {
-		return nil, nil
-	}
-	size := int64(KeyOverhead+len(q.Key)) + o.Stream.MemoryUsage(q.Samples)
-	if _, ok := ks.db(q.DB).expires[q.Key]; ok {
-		size += ExpireOverhead
-	}
-	for _, g := range o.Groups.All() {
-		size += g.MemoryUsage()
-	}
-	return size, nil
-}

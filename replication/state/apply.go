@@ -13,6 +13,13 @@ import (
 // the same command on the same state with the same nowMs gives the same
 // result and state on every replica.
 func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
+	res, err := ks.apply(cmd, nowMs)
+	ks.settle()
+	return res, err
+}
+
+// apply is Apply before the memory accounting settles.
+func (ks *Keyspace) apply(cmd wire.Command, nowMs int64) (any, error) {
 	nowMs = ks.clampNow(nowMs)
 	ks.lastNow = nowMs
 	switch c := cmd.(type) {

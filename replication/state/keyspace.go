@@ -24,6 +24,7 @@ const NumDatabases = 16
 type Object struct {
 	Stream *streams.Stream
 	Groups groups.Set // consumer groups (zero value = none)
+	mem    int64      // bytes counted for the key (memory.go)
 }
 
 // database is one logical database: keys and their expiry deadlines
@@ -33,6 +34,7 @@ type database struct {
 	keys    map[string]*Object
 	expires map[string]int64
 	order   *btree.BTreeG[scanItem]
+	mem     int64 // the keys' counted bytes (memory.go)
 }
 
 func newDatabase() *database {
@@ -45,6 +47,8 @@ func newDatabase() *database {
 
 // add stores o at key, which must be absent.
 func (d *database) add(key string, o *Object) {
+	o.mem = keyMemory(key, o)
+	d.mem += o.mem
 	d.keys[key] = o
 	d.order.ReplaceOrInsert(scanItem{hash: scanHash(key), key: key})
 }
@@ -67,6 +71,8 @@ type Keyspace struct {
 	counters *Counters
 	// acl is the ACL users, sorted by name (acl.go).
 	acl []wire.ACLUser
+	// dirty lists the keys the write being applied touched (memory.go).
+	dirty []dirtyKey
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.
@@ -133,6 +139,7 @@ func (ks *Keyspace) lookupWrite(db int, key string, nowMs int64) *Object {
 		ks.counters.Expired.Add(1)
 		return nil
 	}
+	ks.touch(d, key, o)
 	return o
 }
 
@@ -140,15 +147,19 @@ func (ks *Keyspace) lookupWrite(db int, key string, nowMs int64) *Object {
 // absent) and returns its object.
 func (ks *Keyspace) createStream(db int, key string) *Object {
 	o := &Object{Stream: streams.New()}
-	ks.db(db).add(key, o)
+	d := ks.db(db)
+	d.add(key, o)
+	ks.touch(d, key, o)
 	return o
 }
 
 // remove deletes key and its deadline; it reports whether the key existed.
 func (d *database) remove(key string) bool {
-	if _, ok := d.keys[key]; !ok {
+	o, ok := d.keys[key]
+	if !ok {
 		return false
 	}
+	d.mem -= o.mem
 	delete(d.keys, key)
 	delete(d.expires, key)
 	d.order.Delete(scanItem{hash: scanHash(key), key: key})

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"streamd/replication/wire"
-	"streamd/streams"
 )
 
 // MetricsStats answers wire.MetricsQuery: keyspace totals over every
@@ -16,8 +15,8 @@ type MetricsStats struct {
 	// groups, their consumers and their pending entries, all summed over
 	// every database.
 	Streams, Entries, Groups, Consumers, Pending int64
-	// MemoryBytes is the estimated memory the keyspace holds (see
-	// estimateMemory for what it counts).
+	// MemoryBytes is the memory the keys hold (the accounting of
+	// memory.go, without the deadlines' table).
 	MemoryBytes int64
 	// Top details at most MaxStreams streams, the longest first (ties by
 	// key, then database); Omitted is how many streams it leaves out.
@@ -51,36 +50,9 @@ type GroupMetrics struct {
 	OldestPendingAgeMs int64
 }
 
-// Memory estimate constants (bytes), from the Go layout of the engine's
-// structures on 64-bit platforms, rounded up for allocator and map/btree
-// overhead. The estimate is an order of magnitude for dashboards, not an
-// exact account: Go's own heap figures are in go_memstats_*.
-const (
-	// memKey: the keyspace map entry, the SCAN order item, the Object, the
-	// Stream and its node btree (plus the key's bytes, added separately).
-	memKey = 256
-	// memNode: a stream node's header (its Entry and tombstone slices are
-	// counted per slot: memNodeSlot times the slice capacity).
-	memNode = 96
-	// memNodeSlot: one Entry (ID and fields slice header) and its
-	// tombstone flag.
-	memNodeSlot = 41
-	// memField: a field or value's slice header (plus its bytes).
-	memField = 24
-	// memGroup, memConsumer: a group (with its PEL and indexes) and a
-	// consumer, plus their names' bytes.
-	memGroup    = 256
-	memConsumer = 64
-	// memPending: a NACK in the PEL btree and its ID in the owner's index.
-	memPending = 96
-	// memSampleEntries is how many entries at each end of a stream are
-	// measured to estimate its mean entry size.
-	memSampleEntries = 8
-)
-
 // MetricsStats answers q at nowMs. It walks every key once (and every
-// group of the streams it details), so it costs O(keys + groups); entry
-// bytes are sampled, not summed.
+// group of the streams it details), so it costs O(keys + groups); the
+// bytes are the keys' counted bytes, as INFO used_memory sums them.
 func (ks *Keyspace) MetricsStats(q wire.MetricsQuery, nowMs int64) *MetricsStats {
 	nowMs = ks.clampNow(nowMs)
 	out := &MetricsStats{}
@@ -92,7 +64,7 @@ func (ks *Keyspace) MetricsStats(q wire.MetricsQuery, nowMs int64) *MetricsStats
 			}
 			out.Streams++
 			out.Entries += o.Stream.Len()
-			out.MemoryBytes += ks.estimateMemory(key, o)
+			out.MemoryBytes += o.mem // the memory accounting (memory.go)
 			for _, g := range o.Groups.All() {
 				out.Groups++
 				out.Consumers += int64(len(g.Consumers()))
@@ -132,46 +104,6 @@ func streamMetrics(c candidate, nowMs int64) StreamMetrics {
 		sm.Groups = append(sm.Groups, gm)
 	}
 	return sm
-}
-
-// estimateMemory estimates the bytes key's stream holds: the key, its
-// nodes (header and entry slots at the node capacity the engine allocates),
-// the entries' fields and values (mean size of up to memSampleEntries at
-// each end, times the length; exact for short streams), and its groups,
-// consumers and pending entries.
-func (ks *Keyspace) estimateMemory(key string, o *Object) int64 {
-	s := o.Stream
-	slots := int64(ks.nodeMaxEntries())
-	if slots <= 0 || slots > 1024 {
-		slots = 16 // as streams.newNode sizes a node
-	}
-	n := int64(memKey+len(key)) + s.NodeCount()*(memNode+slots*memNodeSlot)
-	if length := s.Len(); length > 0 {
-		var sampled, bytes int64
-		measure := func(e streams.Entry) bool {
-			sampled++
-			for _, f := range e.Fields {
-				bytes += memField + int64(len(f))
-			}
-			return true
-		}
-		if length <= 2*memSampleEntries {
-			s.Ascend(streams.MinID, measure)
-		} else {
-			s.Ascend(streams.MinID, func(e streams.Entry) bool { measure(e); return sampled < memSampleEntries })
-			s.Descend(streams.MaxID, func(e streams.Entry) bool { measure(e); return sampled < 2*memSampleEntries })
-		}
-		if sampled > 0 {
-			n += bytes * length / sampled
-		}
-	}
-	for _, g := range o.Groups.All() {
-		n += int64(memGroup+len(g.Name)) + int64(g.PEL.Len())*memPending
-		for _, c := range g.Consumers() {
-			n += int64(memConsumer + len(c.Name))
-		}
-	}
-	return n
 }
 
 // candidate is a stream considered for MetricsStats.Top.

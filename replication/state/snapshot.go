@@ -292,7 +292,10 @@ func (ks *Keyspace) Clone() *Keyspace {
 			order:   d.order.Clone(),
 		}
 		for k, o := range d.keys {
-			nd.keys[k] = &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone()}
+			co := &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone()}
+			co.mem = keyMemory(k, co) // the copies' capacities differ
+			nd.mem += co.mem
+			nd.keys[k] = co
 		}
 		c.dbs[i] = nd
 	}

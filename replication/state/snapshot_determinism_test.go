@@ -81,6 +81,9 @@ func determinismRun(t *testing.T, seed uint64, steps int) {
 		if i%500 == 0 {
 			checkInvariants(t, a)
 		}
+		if err := b.CheckMemory(); err != nil {
+			t.Fatalf("seed %d step %d %#v: %v", seed, i, cmd, err)
+		}
 	}
 	checkInvariants(t, a)
 	checkInvariants(t, b)

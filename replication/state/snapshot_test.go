@@ -33,6 +33,9 @@ func restoreSnap(t testing.TB, b []byte) *Keyspace {
 // checkInvariants runs every group's PEL checker.
 func checkInvariants(t testing.TB, ks *Keyspace) {
 	t.Helper()
+	if err := ks.CheckMemory(); err != nil {
+		t.Fatal(err)
+	}
 	for i, d := range ks.dbs {
 		for k, o := range d.keys {
 			if err := o.Groups.Check(); err != nil {

@@ -71,14 +71,24 @@ type Clients struct {
 	BlockedClients     int64
 }
 
-// Memory is INFO memory (ReadMemory): the Go heap in use as used_memory,
-// the process's resident set size as used_memory_rss.
+// Memory is INFO memory. The server fills the accounting (Used, Overhead,
+// Startup, Dataset, the clients' buffers: its memory accounting of what the
+// keyspace and the clients hold) and Peak (NotePeak); ReadMemory fills the
+// process's figures (RSS, the Go allocator's, the machine's).
 type Memory struct {
-	Used        uint64 // used_memory: Go heap bytes in live and not yet swept objects
-	RSS         uint64 // used_memory_rss: resident set size (/proc/self/statm); 0 if unknown
-	Peak        uint64 // used_memory_peak: the greatest used_memory seen (SamplePeak)
-	TotalSystem uint64 // total_system_memory (/proc/meminfo MemTotal); 0 if unknown
-	MaxMemory   uint64 // maxmemory (0: no limit); the server fills it in
+	Used          uint64 // used_memory: the accounting's total (overhead + dataset)
+	Overhead      uint64 // used_memory_overhead: startup, clients, key tables
+	Startup       uint64 // used_memory_startup: the Go heap in use when the server started
+	Dataset       uint64 // used_memory_dataset: what the keys hold beyond their tables
+	ClientsNormal uint64 // mem_clients_normal: output queued for clients
+	ClusterLinks  uint64 // mem_cluster_links: output queued for other nodes' connections
+	Peak          uint64 // used_memory_peak: the greatest used_memory seen (NotePeak)
+	RSS           uint64 // used_memory_rss: resident set size (/proc/self/statm); 0 if unknown
+	// Allocated, Active and Resident are the Go heap's bytes in objects,
+	// in spans in use, and held from the OS (Redis's allocator_* figures).
+	Allocated, Active, Resident uint64
+	TotalSystem                 uint64 // total_system_memory (/proc/meminfo MemTotal); 0 if unknown
+	MaxMemory                   uint64 // maxmemory (0: no limit); the server fills it in
 }
 
 // Persistence is INFO persistence: the shards' snapshots (rdb_*) and logs

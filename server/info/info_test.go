@@ -56,8 +56,9 @@ func TestRenderSections(t *testing.T) {
 			StreamdGitSHA1: "0123abcd0123abcd0123abcd0123abcd0123abcd", ClusterEnabled: true, OS: "Linux 6.1 x86_64", GoVersion: "go1.26",
 			ProcessID: 42, RunID: "abc", TCPPort: 6379, ServerTimeUsec: 1700000000000001,
 			Uptime: 3*24*time.Hour + 5*time.Second + 300*time.Millisecond, Executable: "/bin/streamd"},
-		Clients:     Clients{Connected: 3, MaxClients: 10000, BlockedClients: 1},
-		Memory:      Memory{Used: 1536, RSS: 3 << 20, Peak: 2048, TotalSystem: 5 << 30, MaxMemory: 100 << 20},
+		Clients: Clients{Connected: 3, MaxClients: 10000, BlockedClients: 1},
+		Memory: Memory{Used: 1536, Overhead: 1024, Startup: 1000, Dataset: 512, ClientsNormal: 20, ClusterLinks: 4, RSS: 3 << 20,
+			Peak: 2048, Allocated: 1 << 20, Active: 2 << 20, Resident: 2 << 20, TotalSystem: 5 << 30, MaxMemory: 100 << 20},
 		Persistence: Persistence{ChangesSinceSave: 7, BgsaveInProgress: true, LastSaveTime: 1700000000, LastBgsaveOK: false, LastBgsaveTimeSec: -1, CurrentBgsaveTimeSec: 2, Saves: 4, LastWriteOK: true, AppendFsync: "everysec", AppliedIndex: 99, GroupCommitBatches: 5, GroupCommitCommands: 20, GroupCommitMaxBatch: 8},
 		Stats: Stats{ConnectionsReceived: 1, CommandsProcessed: 2, OpsPerSec: 3, RejectedConnections: 4, ErrorReplies: 5,
 			NetInput: 6, NetOutput: 7, InputKbps: 0.125, OutputKbps: 1.5, ExpiredKeys: 8, KeyspaceHits: 9, KeyspaceMisses: 10},
@@ -84,9 +85,15 @@ func TestRenderSections(t *testing.T) {
 		"", "# Memory",
 		"used_memory:1536", "used_memory_human:1.50K", "used_memory_rss:3145728", "used_memory_rss_human:3.00M",
 		"used_memory_peak:2048", "used_memory_peak_human:2.00K", "used_memory_peak_perc:75.00%",
+		"used_memory_overhead:1024", "used_memory_startup:1000", "used_memory_dataset:512", "used_memory_dataset_perc:95.52%",
+		"allocator_allocated:1048576", "allocator_active:2097152", "allocator_resident:2097152",
 		"total_system_memory:5368709120", "total_system_memory_human:5.00G", "maxmemory:104857600",
-		"maxmemory_human:100.00M", "maxmemory_policy:noeviction", "mem_fragmentation_ratio:2048.00",
-		"mem_fragmentation_bytes:3144192", "mem_allocator:go",
+		"maxmemory_human:100.00M", "maxmemory_policy:noeviction",
+		"allocator_frag_ratio:2.00", "allocator_frag_bytes:1048576", "allocator_rss_ratio:1.00", "allocator_rss_bytes:0",
+		"rss_overhead_ratio:1.50", "rss_overhead_bytes:1048576", "mem_fragmentation_ratio:2048.00",
+		"mem_fragmentation_bytes:3144192", "mem_not_counted_for_evict:0", "mem_replication_backlog:0",
+		"mem_total_replication_buffers:0", "mem_clients_slaves:0", "mem_clients_normal:20", "mem_cluster_links:4",
+		"mem_aof_buffer:0", "mem_allocator:go",
 		"", "# Persistence",
 		"loading:0", "async_loading:0", "rdb_changes_since_last_save:7", "rdb_bgsave_in_progress:1",
 		"rdb_last_save_time:1700000000", "rdb_last_bgsave_status:err", "rdb_last_bgsave_time_sec:-1",
@@ -166,8 +173,11 @@ func TestProcessFacts(t *testing.T) {
 	if os := Uname(); os == "" || strings.ContainsAny(os, "\x00\r\n") {
 		t.Errorf("Uname = %q", os)
 	}
-	if m := ReadMemory(); m.Used == 0 || m.Peak < m.Used {
+	if m := ReadMemory(); m.Allocated == 0 || m.Active < m.Allocated || m.Resident < m.Active {
 		t.Errorf("ReadMemory = %+v", m)
+	}
+	if p := NotePeak(1 << 40); p != 1<<40 || NotePeak(1) != 1<<40 {
+		t.Errorf("NotePeak keeps %d", p)
 	}
 	// used_memory_rss is the kernel's resident set size, as
 	// /proc/self/status's VmRSS says (within what a read in between moves).

@@ -42,38 +42,55 @@ func utsString[T int8 | uint8](f []T) string {
 	return sb.String()
 }
 
-// ReadMemory reads INFO memory's figures: the Go heap in use
+// ReadMemory reads INFO memory's process figures: the Go heap's
 // (runtime/metrics, no stop-the-world), the resident set size from
-// /proc/self/statm, the peak (SamplePeak, updated here too) and
-// /proc/meminfo's MemTotal.
+// /proc/self/statm and /proc/meminfo's MemTotal. The accounting fields and
+// Peak are the server's to fill.
 func ReadMemory() Memory {
-	used := SamplePeak()
-	return Memory{Used: used, RSS: readRSS(), Peak: peak.Load(), TotalSystem: readMemTotal()}
+	h := ReadHeap()
+	return Memory{RSS: readRSS(), TotalSystem: readMemTotal(), Allocated: h.Allocated, Active: h.Active, Resident: h.Resident}
 }
 
-// peak is the greatest heap-in-use figure seen by SamplePeak.
-var peak atomic.Uint64
+// Heap is the Go heap's figures, as Redis reports its allocator's.
+type Heap struct {
+	Allocated uint64 // bytes in objects, live or not yet swept (HeapAlloc)
+	Active    uint64 // bytes in spans in use (HeapInuse)
+	Resident  uint64 // bytes held from the OS, in use or free (HeapSys − HeapReleased)
+}
 
-// heapSample reads the Go heap's bytes in objects (HeapAlloc's figure).
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+// heapSamples are the runtime/metrics ReadHeap reads.
+var heapSamples = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+}
 var heapMu sync.Mutex
 
-// SamplePeak reads the heap in use, raises the peak to it and returns it;
-// the server calls it from its 100 ms sampler, as Redis's cron updates
-// used_memory_peak.
-func SamplePeak() uint64 {
+// ReadHeap reads the Go heap's figures (runtime/metrics: no stop-the-world).
+func ReadHeap() Heap {
 	heapMu.Lock()
-	metrics.Read(heapSample)
-	v := heapSample[0].Value
-	heapMu.Unlock()
-	var used uint64
-	if v.Kind() == metrics.KindUint64 {
-		used = v.Uint64()
+	defer heapMu.Unlock()
+	metrics.Read(heapSamples)
+	var v [3]uint64
+	for i, s := range heapSamples {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
 	}
+	return Heap{Allocated: v[0], Active: v[0] + v[1], Resident: v[0] + v[1] + v[2]}
+}
+
+// peak is the greatest used_memory NotePeak was given.
+var peak atomic.Uint64
+
+// NotePeak raises used_memory_peak to used and returns the peak; the
+// server calls it from its 100 ms sampler and whenever it reads
+// used_memory, as Redis's cron and INFO update used_memory_peak.
+func NotePeak(used uint64) uint64 {
 	for {
 		p := peak.Load()
 		if used <= p || peak.CompareAndSwap(p, used) {
-			return used
+			return max(p, used)
 		}
 	}
 }

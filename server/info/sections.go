@@ -52,25 +52,52 @@ func writeMemory(b *strings.Builder, d *Data) {
 	WriteLine(b, "used_memory_rss_human", humanBytes(m.RSS))
 	WriteInt(b, "used_memory_peak", int64(peak))
 	WriteLine(b, "used_memory_peak_human", humanBytes(peak))
-	perc := 0.0
-	if peak > 0 {
-		perc = float64(m.Used) * 100 / float64(peak)
-	}
-	WriteLine(b, "used_memory_peak_perc", fmt.Sprintf("%.2f%%", perc))
+	WriteLine(b, "used_memory_peak_perc", fmt.Sprintf("%.2f%%", pct(m.Used, peak)))
+	WriteInt(b, "used_memory_overhead", int64(m.Overhead))
+	WriteInt(b, "used_memory_startup", int64(m.Startup))
+	WriteInt(b, "used_memory_dataset", int64(m.Dataset))
+	// Redis's dataset share: of what the server holds beyond start-up.
+	WriteLine(b, "used_memory_dataset_perc", fmt.Sprintf("%.2f%%", pct(m.Dataset, m.Used-min(m.Used, m.Startup))))
+	WriteInt(b, "allocator_allocated", int64(m.Allocated))
+	WriteInt(b, "allocator_active", int64(m.Active))
+	WriteInt(b, "allocator_resident", int64(m.Resident))
 	WriteInt(b, "total_system_memory", int64(m.TotalSystem))
 	WriteLine(b, "total_system_memory_human", humanBytes(m.TotalSystem))
 	WriteInt(b, "maxmemory", int64(m.MaxMemory))
 	WriteLine(b, "maxmemory_human", humanBytes(m.MaxMemory))
 	WriteLine(b, "maxmemory_policy", "noeviction")
+	WriteLine(b, "allocator_frag_ratio", fmt.Sprintf("%.2f", ratio(m.Active, m.Allocated)))
+	WriteInt(b, "allocator_frag_bytes", int64(m.Active)-int64(m.Allocated))
+	WriteLine(b, "allocator_rss_ratio", fmt.Sprintf("%.2f", ratio(m.Resident, m.Active)))
+	WriteInt(b, "allocator_rss_bytes", int64(m.Resident)-int64(m.Active))
+	WriteLine(b, "rss_overhead_ratio", fmt.Sprintf("%.2f", ratio(m.RSS, m.Resident)))
+	WriteInt(b, "rss_overhead_bytes", int64(m.RSS)-int64(m.Resident))
 	// Redis's mem_fragmentation_ratio: RSS over used_memory.
-	frag := 0.0
-	if m.Used > 0 {
-		frag = float64(m.RSS) / float64(m.Used)
-	}
-	WriteLine(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", frag))
+	WriteLine(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", ratio(m.RSS, m.Used)))
 	WriteInt(b, "mem_fragmentation_bytes", int64(m.RSS)-int64(m.Used))
+	// streamd has no replication backlog, replica buffers or AOF buffer
+	// (the Raft log, on disk or in a memory log store, is not counted):
+	// nothing is left out of the maxmemory check.
+	WriteInt(b, "mem_not_counted_for_evict", 0)
+	WriteInt(b, "mem_replication_backlog", 0)
+	WriteInt(b, "mem_total_replication_buffers", 0)
+	WriteInt(b, "mem_clients_slaves", 0)
+	WriteInt(b, "mem_clients_normal", int64(m.ClientsNormal))
+	WriteInt(b, "mem_cluster_links", int64(m.ClusterLinks))
+	WriteInt(b, "mem_aof_buffer", 0)
 	WriteLine(b, "mem_allocator", "go")
 }
+
+// ratio is a/b (0 when b is 0).
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// pct is a/b in percent (0 when b is 0).
+func pct(a, b uint64) float64 { return 100 * ratio(a, b) }
 
 // humanBytes is Redis's bytesToHuman ("1.50M").
 func humanBytes(n uint64) string {

@@ -78,7 +78,7 @@ var (
 	descMaxMemory = prometheus.NewDesc("streamd_maxmemory_bytes",
 		"The maxmemory limit in bytes (0: none); over it, commands that add data answer OOM.", nil, nil)
 	descUsedMemory = prometheus.NewDesc("streamd_used_memory_bytes",
-		"INFO used_memory (the Go heap in use) as the maxmemory check last sampled it (every 100 ms).", nil, nil)
+		"INFO used_memory (the memory accounting: keys, clients' queued output, the heap at start-up) as the maxmemory check last sampled it (every 100 ms).", nil, nil)
 	descKeys = prometheus.NewDesc("streamd_keys",
 		"Keys in each database.", []string{"db"}, nil)
 	descExpiringKeys = prometheus.NewDesc("streamd_expiring_keys",

@@ -46,7 +46,7 @@ var (
 	descPending = prometheus.NewDesc("streamd_pending_entries",
 		"Pending (delivered, unacknowledged) entries over every consumer group.", nil, nil)
 	descMemory = prometheus.NewDesc("streamd_memory_estimated_bytes",
-		"Estimated bytes held by the keyspace: keys, stream nodes and entry slots, entries' fields and values (sampled), groups, consumers and pending entries. Go's heap is in go_memstats_*.",
+		"Bytes held by the keyspace's keys (the memory accounting of MEMORY USAGE and INFO used_memory_dataset, with the keys' table overhead): stream nodes, groups, consumers and pending entries. Go's heap is in go_memstats_*.",
 		nil, nil)
 	descStreamsOmitted = prometheus.NewDesc("streamd_streams_omitted",
 		"Streams left out of the per-stream metrics by metrics-max-streams (the longest are kept).", nil, nil)
