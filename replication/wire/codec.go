@@ -118,6 +118,10 @@ const (
 	opACLDelUser opCode = 46
 	opACLLoad    opCode = 47
 
+	// Redis 8.2 reference-aware deletes (XDELEX, XACKDEL).
+	opXDelEx  opCode = 49
+	opXAckDel opCode = 50
+
 	// New codes go here, numbered on from the last one.
 )
 
@@ -138,6 +142,7 @@ var opNames = [...]string{
 	opCopy: "Copy", opRestore: "Restore", opSwapDB: "SwapDB", opDump: "Dump",
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
+	opXDelEx: "XDelEx", opXAckDel: "XAckDel",
 }
 
 func (c opCode) String() string {

@@ -29,8 +29,10 @@ func adminSampleOps() []Op {
 	}
 }
 
-// allSampleOps is every sample: sampleOps and adminSampleOps.
-func allSampleOps() []Op { return append(sampleOps(), adminSampleOps()...) }
+// allSampleOps is every sample: sampleOps, adminSampleOps and refSampleOps.
+func allSampleOps() []Op {
+	return append(append(sampleOps(), adminSampleOps()...), refSampleOps()...)
+}
 
 func TestAdminEffects(t *testing.T) {
 	cases := []struct {

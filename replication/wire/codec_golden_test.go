@@ -85,6 +85,8 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000004000, Cmds: append(adminCommands, Exec{DB: 3, Ops: adminQueries})}},
 		{"acl_ops", "ACL SETUSER (appended, replaced), DELUSER, LOAD (users, none)",
 			Entry{NowMs: 1700000004000, Cmds: aclOps}},
+		{"ref_ops", "Redis 8.2: XDELEX, XACKDEL in each mode; XADD/XTRIM with DELREF and ACKED",
+			Entry{NowMs: 1700000005000, Cmds: refSampleCommands()}},
 	}
 }
 
