@@ -19,7 +19,7 @@ var redis8Only = map[string]redis8Row{
 // redis8Row is what the spec says of a Redis 8 command's COMMAND INFO/DOCS
 // and key specs.
 type redis8Row struct {
-	arity                       int
+	arity                      int
 	flags, acl, since, keySpec string
 }
 
