@@ -31,6 +31,12 @@ func (s *Set) Refs() Refs {
 	return r
 }
 
+// MinLastID returns the groups' smallest last-delivered-id; ok is false
+// when there is no group (then nothing is referenced).
+func (r Refs) MinLastID() (id streams.ID, ok bool) {
+	return r.minLast, len(r.set.list) > 0
+}
+
 // Referenced reports whether id is referenced, as Redis's
 // streamEntryIsReferenced: the stream has a group and either some group
 // has not been delivered id yet (id > the smallest last-delivered-id) or

@@ -24,6 +24,10 @@ type TrimArgs struct {
 	// group); for DELREF it drops the groups' references and answers
 	// false. nil is KEEPREF, the trimming of Redis before 8.2. See Trim.
 	Keep func(ID) bool
+	// KeepAbove, when set with Keep, says every entry with a greater ID is
+	// kept too (ACKED: no group has been delivered it), so the trim stops
+	// at the first such entry instead of asking Keep about the rest.
+	KeepAbove *ID
 }
 
 // TrimLimit resolves LIMIT as xaddCommand/xtrimCommand do: a given LIMIT is
@@ -100,6 +104,8 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 			} else {
 				reached = !id.Less(t.MinID)
 			}
+			// Past KeepAbove nothing more can go: as good as reached.
+			reached = reached || t.Keep != nil && t.KeepAbove != nil && t.KeepAbove.Less(id)
 			if reached {
 				break
 			}

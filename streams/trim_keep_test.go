@@ -68,13 +68,23 @@ func TestTrimKeep(t *testing.T) {
 		// {1,2} (1 kept) and {3,4}, 3 removed + 2 would pass 3.
 		{"limit per node", 6, 2, TrimArgs{Strategy: TrimMaxLen, MaxLen: 0, Approx: true, Limit: 3}, []uint64{1},
 			3, []uint64{1, 5, 6}, []uint64{1, 2, 3, 4}, 2},
+		// KeepAbove: the scan stops at 3, the rest is never asked about.
+		{"keep above stops the scan", 6, 2, TrimArgs{Strategy: TrimMaxLen, MaxLen: 0}, []uint64{1, 3, 4, 5, 6},
+			1, []uint64{1, 3, 4, 5, 6}, []uint64{1, 2}, 3},
+		{"keep above approx", 6, 2, TrimArgs{Strategy: TrimMaxLen, MaxLen: 0, Approx: true}, []uint64{1, 2, 3, 4, 5, 6},
+			0, []uint64{1, 2, 3, 4, 5, 6}, []uint64{1, 2}, 3},
 		// Exact MINID: the threshold is always met in its node.
 		{"minid exact", 6, 4, TrimArgs{Strategy: TrimMinID, MinID: ID{Ms: 6}}, []uint64{2},
 			4, []uint64{2, 6}, []uint64{1, 2, 3, 4, 5}, 2},
 	}
+	keepAbove := map[string]uint64{"keep above stops the scan": 2, "keep above approx": 2}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := keepStream(tc.n, tc.node)
+			if ms, ok := keepAbove[tc.name]; ok {
+				above := ID{Ms: ms}
+				tc.args.KeepAbove = &above
+			}
 			var asked []uint64
 			a := tc.args
 			a.Keep = keepSet(&asked, tc.keep...)

@@ -11,22 +11,25 @@ import (
 // (groups.Refs), so every replica, and a replica restored from a snapshot
 // or replaying the log, decides the same.
 
-// refKeep is the trim's Keep for mode on the stream of o: nil for KEEPREF;
-// for DELREF it drops each trimmed entry from every group's PEL; for ACKED
-// it keeps the entries some group still references. Trimming changes no
-// group's last-delivered-id, so the minimum is taken once.
-func refKeep(mode wire.RefMode, o *Object) func(streams.ID) bool {
+// setRefKeep sets the trim's Keep for mode on the stream of o: none for
+// KEEPREF; for DELREF it drops each trimmed entry from every group's PEL;
+// for ACKED it keeps the entries some group still references, and every
+// entry above the groups' smallest last-delivered-id (KeepAbove). Trimming
+// changes no group's last-delivered-id, so the minimum is taken once.
+func setRefKeep(a *streams.TrimArgs, mode wire.RefMode, o *Object) {
 	switch mode {
 	case wire.RefDelete:
-		return func(id streams.ID) bool {
+		a.Keep = func(id streams.ID) bool {
 			o.Groups.DropRefs(id)
 			return false
 		}
 	case wire.RefAcked:
 		refs := o.Groups.Refs()
-		return refs.Referenced
+		a.Keep = refs.Referenced
+		if min, ok := refs.MinLastID(); ok {
+			a.KeepAbove = &min
+		}
 	}
-	return nil
 }
 
 // notFound is the answer for a missing key or group: RefNotFound for

@@ -12,7 +12,7 @@ var ErrNoSuchKey = errors.New("ERR no such key")
 
 // trimArgs converts the wire clause for the stream of o, resolving LIMIT's
 // default from the current stream-node-max-entries as Redis does at
-// command time, and DELREF/ACKED into the trim's Keep (refKeep).
+// command time, and DELREF/ACKED into the trim's Keep (setRefKeep).
 func (ks *Keyspace) trimArgs(t wire.Trim, o *Object) (streams.TrimArgs, bool) {
 	var a streams.TrimArgs
 	switch t.Strategy {
@@ -25,7 +25,7 @@ func (ks *Keyspace) trimArgs(t wire.Trim, o *Object) (streams.TrimArgs, bool) {
 	}
 	a.Approx = t.Approx
 	a.Limit = streams.TrimLimit(t.Limit, t.Approx, ks.nodeMax)
-	a.Keep = refKeep(t.Ref, o)
+	setRefKeep(&a, t.Ref, o)
 	return a, true
 }
 
