@@ -1,6 +1,9 @@
 package groups
 
-import "streamd/streams"
+import (
+	"streamd/pel"
+	"streamd/streams"
+)
 
 // References of consumer groups to stream entries, for Redis 8.2's
 // KEEPREF|DELREF|ACKED deletes (XDELEX, XACKDEL, XADD/XTRIM).
@@ -68,4 +71,51 @@ func (s *Set) DropRefs(id streams.ID) int {
 		}
 	}
 	return n
+}
+
+// refBatch is how many pending IDs Ascending reads from a group's PEL at a
+// time.
+const refBatch = 64
+
+// Ascending returns Referenced for IDs asked in ascending order (a trim's
+// scan): instead of one PEL lookup per ID it walks each group's PEL
+// alongside, reading refBatch pending IDs at a time. The PELs must not
+// change while it is in use.
+func (r Refs) Ascending() func(streams.ID) bool {
+	n := len(r.set.list)
+	bufs := make([][]streams.ID, n)
+	pos := make([]int, n)
+	done := make([]bool, n)
+	fill := func(i int, from streams.ID) {
+		bufs[i], pos[i] = bufs[i][:0], 0
+		r.set.list[i].PEL.Ascend(from, func(x pel.NACK) bool {
+			bufs[i] = append(bufs[i], x.ID)
+			return len(bufs[i]) < refBatch
+		})
+		done[i] = len(bufs[i]) < refBatch
+	}
+	return func(id streams.ID) bool {
+		if n == 0 {
+			return false
+		}
+		if r.minLast.Less(id) {
+			return true
+		}
+		for i := range bufs {
+			// An empty buffer not done is unread: the first ID fills it.
+			for {
+				for pos[i] < len(bufs[i]) && bufs[i][pos[i]].Less(id) {
+					pos[i]++
+				}
+				if pos[i] < len(bufs[i]) || done[i] {
+					break
+				}
+				fill(i, id)
+			}
+			if pos[i] < len(bufs[i]) && bufs[i][pos[i]] == id {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -47,3 +47,39 @@ func TestRefs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Ascending answers as Referenced for any ascending sequence of IDs.
+func TestRefsAscending(t *testing.T) {
+	s := streams.New()
+	for i := 1; i <= 500; i++ {
+		s.Append(streams.ID{Ms: uint64(i)}, [][]byte{[]byte("f"), []byte("v")})
+	}
+	var set Set
+	for gi, name := range []string{"a", "b", "c"} {
+		g := set.Create(name, streams.MinID, -1)
+		g.ReadNew(s, "c", int64(400+30*gi), false, 1)
+		// Acknowledge a pattern, different per group, leaving runs
+		// longer and shorter than refBatch.
+		var acks []streams.ID
+		for i := 1; i <= 500; i++ {
+			if (i/(7+gi*50))%2 == 0 {
+				acks = append(acks, streams.ID{Ms: uint64(i)})
+			}
+		}
+		g.Ack(acks)
+	}
+	r := set.Refs()
+	for _, step := range []uint64{1, 3, 64, 65, 200} {
+		asc := r.Ascending()
+		for ms := uint64(0); ms <= 520; ms += step {
+			id := streams.ID{Ms: ms}
+			if got, want := asc(id), r.Referenced(id); got != want {
+				t.Fatalf("step %d: %v: Ascending %v, Referenced %v", step, id, got, want)
+			}
+		}
+	}
+	var empty Set
+	if empty.Refs().Ascending()(streams.ID{Ms: 1}) {
+		t.Fatal("no groups: referenced")
+	}
+}

@@ -19,8 +19,8 @@ type TrimArgs struct {
 	// Limit bounds the entries removed (0 = no bound). Redis counts a node
 	// against it before removing the node; see TrimLimit for the default.
 	Limit int64
-	// Keep, when set, asks of each live entry the trim would remove
-	// whether it must stay (Redis 8.2's ACKED: still referenced by a
+	// Keep, when set, asks of each live entry the trim would remove, in ID
+	// order, whether it must stay (Redis 8.2's ACKED: still referenced by a
 	// group); for DELREF it drops the groups' references and answers
 	// false. nil is KEEPREF, the trimming of Redis before 8.2. See Trim.
 	Keep func(ID) bool

@@ -25,7 +25,7 @@ func setRefKeep(a *streams.TrimArgs, mode wire.RefMode, o *Object) {
 		}
 	case wire.RefAcked:
 		refs := o.Groups.Refs()
-		a.Keep = refs.Referenced
+		a.Keep = refs.Ascending() // Trim asks in ID order
 		if min, ok := refs.MinLastID(); ok {
 			a.KeepAbove = &min
 		}
