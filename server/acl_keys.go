@@ -9,13 +9,15 @@ import (
 // Key access for the ACL key rules (%R~ / %W~ / ~): each command's key
 // specs' flags as Redis 7.2 defines them (COMMAND INFO's key_specs, from
 // redis7.json; keySpecOverrides where 7.2 differs from the 7.0 that data
-// was taken from), one entry per spec in key order (a command's keys past
+// was taken from; Redis 8's for its commands), one entry per spec in key order (a command's keys past
 // the last spec take the last spec's flags). Redis's ACLSelectorCheckKey
 // needs read permission for ACCESS and write permission for INSERT, DELETE
 // or UPDATE; a spec with none of them (EXISTS, TYPE, XLEN: "RO" alone)
 // needs neither, so any key pattern allows it.
 var keySpecOverrides = map[string][]string{
 	"xreadgroup": {"RW access update"}, // Redis 7.2 (7.0 said RO access)
+	"xdelex":     {"RW delete"},        // Redis 8.2
+	"xackdel":    {"RW update delete"}, // Redis 8.2
 }
 
 // keySpecFlags returns the flags of the command's key specs (a full name:

@@ -35,6 +35,9 @@ func describe(cmd *Command) cmdinfo.Desc {
 	d := cmdinfo.Desc{Name: cmd.Name, Arity: cmd.Arity, Flags: cmd.Flags, ACL: cmd.ACL,
 		FirstKey: cmd.FirstKey, LastKey: cmd.LastKey, Step: cmd.Step,
 		Summary: cmd.Summary, Since: cmd.Since, Group: cmd.Group}
+	if f := keySpecOverrides[cmd.Name]; len(f) == 1 {
+		d.KeyFlags = strings.Fields(f[0])
+	}
 	for _, sc := range cmd.Subcommands {
 		d.Subcommands = append(d.Subcommands, describe(sc))
 	}

@@ -76,6 +76,8 @@ func TestCommandKeys(t *testing.T) {
 		{"DBSIZE", ""},
 		{"FLUSHALL", ""},
 		{"PING", ""},
+		{"XDELEX a IDS 1 1-1", "a"},
+		{"XACKDEL a g IDS 1 1-1", "a"},
 	}
 	for _, tc := range cases {
 		args := bytesArgs(strings.Fields(tc.req))

@@ -19,6 +19,15 @@ type TrimArgs struct {
 	// Limit bounds the entries removed (0 = no bound). Redis counts a node
 	// against it before removing the node; see TrimLimit for the default.
 	Limit int64
+	// Keep, when set, asks of each live entry the trim would remove, in ID
+	// order, whether it must stay (Redis 8.2's ACKED: still referenced by a
+	// group); for DELREF it drops the groups' references and answers
+	// false. nil is KEEPREF, the trimming of Redis before 8.2. See Trim.
+	Keep func(ID) bool
+	// KeepAbove, when set with Keep, says every entry with a greater ID is
+	// kept too (ACKED: no group has been delivered it), so the trim stops
+	// at the first such entry instead of asking Keep about the rest.
+	KeepAbove *ID
 }
 
 // TrimLimit resolves LIMIT as xaddCommand/xtrimCommand do: a given LIMIT is
@@ -49,17 +58,21 @@ func TrimLimit(given int64, approx bool, nodeMaxEntries int) int64 {
 // then, unless Approx, entries of the first remaining node are tombstoned
 // one by one until the threshold holds. Trimming does not change
 // max-deleted-entry-id (only XDEL does, in Redis too).
+//
+// With Keep set (Redis 8.2's DELREF and ACKED) no node is dropped unseen:
+// each node that would go whole, and with exact trimming the node the
+// threshold falls in, is scanned entry by entry, Keep deciding for each
+// live entry; a scanned whole node left without live entries is dropped,
+// and since kept entries leave the threshold unmet, the scan goes on to
+// the next nodes (the limit still counted per node before it).
 func (s *Stream) Trim(t TrimArgs) int64 {
 	if t.Strategy != TrimMaxLen && t.Strategy != TrimMinID {
 		return 0
 	}
 	var removed int64
-	for {
+	n, ok := s.nodes.Min()
+	for ok {
 		if t.Strategy == TrimMaxLen && s.length <= t.MaxLen {
-			break
-		}
-		n, ok := s.nodes.Min()
-		if !ok {
 			break
 		}
 		live := int64(n.live)
@@ -72,23 +85,32 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 		} else {
 			whole = n.last.Less(t.MinID)
 		}
-		if whole {
+		next, hasNext := s.nodeAfter(n)
+		if whole && t.Keep == nil {
 			s.removeNode(n)
 			s.length -= live
 			removed += live
+			n, ok = next, hasNext
 			continue
 		}
-		if t.Approx {
+		if t.Approx && !whole {
 			break
 		}
-		marked, before := false, n.memoryUsage()
+		marked, reached, before := false, false, n.memoryUsage()
 		for i, p := 0, int(n.marks[0]); i < n.count; i, p = i+1, n.next(p) {
+			id, _ := n.id(p)
 			if t.Strategy == TrimMaxLen {
-				if s.length <= t.MaxLen {
-					break
-				}
-			} else if id, _ := n.id(p); !id.Less(t.MinID) {
+				reached = s.length <= t.MaxLen
+			} else {
+				reached = !id.Less(t.MinID)
+			}
+			// Past KeepAbove nothing more can go: as good as reached.
+			reached = reached || t.Keep != nil && t.KeepAbove != nil && t.KeepAbove.Less(id)
+			if reached {
 				break
+			}
+			if n.deletedAt(p) || t.Keep != nil && t.Keep(id) {
+				continue
 			}
 			if n.markDeleted(p) {
 				s.length--
@@ -96,18 +118,37 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 				marked = true
 			}
 		}
-		if marked {
+		switch {
+		case whole && n.live == 0:
+			s.removeNode(n)
+		case marked:
 			n.remaster(0)
 			s.resized(n, before)
 		}
-		// Like Redis, a node left with only tombstones here stays (its
-		// last entry, deleted, is >= MinID); the next XDEL or trim drops it.
-		break
+		// Like Redis, a node left with only tombstones by an exact trim
+		// stays (its last entry, deleted, is >= MinID); the next XDEL or
+		// trim drops it. Without Keep the threshold is met in this node.
+		if reached || t.Keep == nil {
+			break
+		}
+		n, ok = next, hasNext
 	}
 	if removed > 0 {
 		s.refreshFirstID()
 	}
 	return removed
+}
+
+// nodeAfter returns the node following n in key order.
+func (s *Stream) nodeAfter(n *node) (next *node, ok bool) {
+	s.nodes.AscendGreaterOrEqual(n, func(x *node) bool {
+		if x == n {
+			return true
+		}
+		next, ok = x, true
+		return false
+	})
+	return next, ok
 }
 
 // Delete removes the live entry with this ID (XDEL) and reports whether it

@@ -31,6 +31,10 @@ func (ks *Keyspace) apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.xtrim(c, nowMs)
 	case wire.XSetID:
 		return ks.xsetid(c, nowMs)
+	case wire.XDelEx:
+		return ks.xdelex(c, nowMs)
+	case wire.XAckDel:
+		return ks.xackdel(c, nowMs)
 	case wire.Del:
 		return ks.del(c, nowMs)
 	case wire.Rename:

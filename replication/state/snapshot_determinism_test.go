@@ -16,7 +16,8 @@ var seedFlag = flag.Uint64("seed", 0, "replay TestSnapshotDeterminism with this 
 // command sequence applied to two keyspaces, one of them snapshotted and
 // restored half-way (and once more from a Clone at three quarters), must
 // give the same result for every command and byte-equal snapshots at the
-// end. The sequences include approximate and exact trims, XDEL, XSETID,
+// end. The sequences include approximate and exact trims (KEEPREF, DELREF
+// and ACKED), XDEL, XDELEX, XACKDEL, XSETID,
 // groups, deliveries, claims, expiry, renames, node-size changes, EXEC and
 // a clock that sometimes goes backwards. The state starts at engine level
 // 0 (as a log written before levels existed), is restored once from a

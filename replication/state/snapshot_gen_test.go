@@ -100,7 +100,29 @@ func (g *opGen) trim(db int, key string) wire.Trim {
 	if t.Approx && g.chance(0.3) {
 		t.Limit = int64(g.r.IntN(10))
 	}
+	if g.chance(0.4) {
+		t.Ref = wire.RefMode(g.r.IntN(3))
+	}
 	return t
+}
+
+// refCommand returns an XDELEX or XACKDEL (Redis 8.2) in a random mode,
+// on IDs of the stream or pending in the group.
+func (g *opGen) refCommand(b wire.Base, group string) wire.Command {
+	mode := wire.RefMode(g.r.IntN(3))
+	if g.chance(0.5) {
+		return wire.XDelEx{Base: b, Mode: mode, IDs: g.ids(b.DB, b.Key)}
+	}
+	var ids []streams.ID
+	for _, p := range g.pending(b.DB, b.Key, group) {
+		if g.chance(0.3) {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) == 0 {
+		ids = g.ids(b.DB, b.Key)
+	}
+	return wire.XAckDel{Base: b, Group: group, Mode: mode, IDs: ids}
 }
 
 func (g *opGen) fields() [][]byte {
@@ -126,6 +148,9 @@ func (g *opGen) command(inExec bool) wire.Command {
 	if g.chance(0.3) {
 		// Plain appends, so streams grow past a few nodes.
 		return wire.XAdd{Base: b, ID: streams.IDSpec{Auto: true}, Fields: g.fields(), Trim: wire.Trim{Limit: -1}}
+	}
+	if g.chance(0.06) {
+		return g.refCommand(b, group)
 	}
 	switch x := g.r.IntN(100); {
 	case x < 30:

@@ -10,9 +10,10 @@ import (
 // ErrNoSuchKey is Redis's reply for RENAME/RENAMENX/XSETID on a missing key.
 var ErrNoSuchKey = errors.New("ERR no such key")
 
-// trimArgs converts the wire clause, resolving LIMIT's default from the
-// current stream-node-max-entries as Redis does at command time.
-func (ks *Keyspace) trimArgs(t wire.Trim) (streams.TrimArgs, bool) {
+// trimArgs converts the wire clause for the stream of o, resolving LIMIT's
+// default from the current stream-node-max-entries as Redis does at
+// command time, and DELREF/ACKED into the trim's Keep (setRefKeep).
+func (ks *Keyspace) trimArgs(t wire.Trim, o *Object) (streams.TrimArgs, bool) {
 	var a streams.TrimArgs
 	switch t.Strategy {
 	case wire.TrimMaxLen:
@@ -24,6 +25,7 @@ func (ks *Keyspace) trimArgs(t wire.Trim) (streams.TrimArgs, bool) {
 	}
 	a.Approx = t.Approx
 	a.Limit = streams.TrimLimit(t.Limit, t.Approx, ks.nodeMax)
+	setRefKeep(&a, t.Ref, o)
 	return a, true
 }
 
@@ -57,7 +59,7 @@ func (ks *Keyspace) xadd(c wire.XAdd, nowMs int64) (any, error) {
 	// written by an earlier release, replayed from its start, splits nodes
 	// as that release did.
 	s.AppendNode(id, c.Fields, ks.nodeMax, ks.nodeMaxBytesInForce())
-	if t, ok := ks.trimArgs(c.Trim); ok {
+	if t, ok := ks.trimArgs(c.Trim, o); ok {
 		s.Trim(t)
 	}
 	return id, nil
@@ -84,7 +86,7 @@ func (ks *Keyspace) xtrim(c wire.XTrim, nowMs int64) (any, error) {
 	if o == nil {
 		return int64(0), nil
 	}
-	t, ok := ks.trimArgs(c.Trim)
+	t, ok := ks.trimArgs(c.Trim, o)
 	if !ok {
 		return int64(0), nil
 	}

@@ -120,6 +120,9 @@ const (
 
 	// The engine level switch (snapv2).
 	opEngineLevel opCode = 48
+	// Redis 8.2 reference-aware deletes (XDELEX, XACKDEL).
+	opXDelEx  opCode = 49
+	opXAckDel opCode = 50
 
 	// New codes go here, numbered on from the last one.
 )
@@ -142,6 +145,7 @@ var opNames = [...]string{
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
 	opEngineLevel: "EngineLevel",
+	opXDelEx: "XDelEx", opXAckDel: "XAckDel",
 }
 
 func (c opCode) String() string {

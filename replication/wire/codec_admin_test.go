@@ -29,9 +29,11 @@ func adminSampleOps() []Op {
 	}
 }
 
-// allSampleOps is every sample: sampleOps and adminSampleOps.
+// allSampleOps is every sample: sampleOps, adminSampleOps, levelSampleOps
+// and refSampleOps.
 func allSampleOps() []Op {
-	return append(append(sampleOps(), adminSampleOps()...), levelSampleOps()...)
+	ops := append(append(sampleOps(), adminSampleOps()...), levelSampleOps()...)
+	return append(ops, refSampleOps()...)
 }
 
 func TestAdminEffects(t *testing.T) {

@@ -24,7 +24,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		}
 		seeds = append(seeds, b)
 	}
-	for _, c := range commandSamples() {
+	for _, c := range append(commandSamples(), refSampleCommands()...) {
 		seeds = append(seeds, Entry{NowMs: 1234, Cmds: []Command{c}}.Append(nil))
 	}
 	seeds = append(seeds, nil, []byte{EntryVersion}, []byte{EntryVersion, 0x80, 0}, []byte{2, 0, 0})

@@ -87,6 +87,8 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000004000, Cmds: aclOps}},
 		{"engine_level", "the engine level switch to level 1 (op 48)",
 			Entry{NowMs: 1700000005000, Cmds: []Command{EngineLevel{Level: 1}}}},
+		{"ref_ops", "Redis 8.2: XDELEX, XACKDEL in each mode; XADD/XTRIM with DELREF and ACKED",
+			Entry{NowMs: 1700000005000, Cmds: refSampleCommands()}},
 	}
 }
 

@@ -49,8 +49,13 @@ package wire
 //	ACLDelUser           Names:strings
 //	ACLLoad              count:u (Name Rules:strings)*count
 //	EngineLevel          Level:v
+//	XDelEx               f{bits 0-1 Mode} Base ids
+//	XAckDel              f{bits 0-1 Mode} Base Group ids
 //
-//	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1} [MaxLen:v] [MinID] [Limit:v]
+//	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1, 6-7 Ref} [MaxLen:v] [MinID] [Limit:v]
+//
+// Trim's Ref bits (KEEPREF 0, DELREF 1, ACKED 2) were unused before Redis
+// 8.2's options, so every older entry decodes as KEEPREF, as before.
 //	streams = count:u (f{New,Last} Key:s ID)*count
 
 import (
@@ -67,7 +72,9 @@ const (
 	trimHasMaxLen    = 0x08
 	trimHasMinID     = 0x10
 	trimHasLimit     = 0x20
-	trimMask         = 0x3f
+	trimRefShift     = 6
+	trimRefMask      = 0xc0
+	trimMask         = 0xff
 )
 
 func appendBase(dst []byte, b Base) []byte {
@@ -78,7 +85,7 @@ func appendBase(dst []byte, b Base) []byte {
 func appendTrim(dst []byte, t Trim) []byte {
 	h := byte(t.Strategy)&trimStrategyMask | bit(t.Approx, trimApprox) |
 		bit(t.MaxLen != 0, trimHasMaxLen) | bit(!t.MinID.IsZero(), trimHasMinID) |
-		bit(t.Limit != -1, trimHasLimit)
+		bit(t.Limit != -1, trimHasLimit) | byte(t.Ref)<<trimRefShift&trimRefMask
 	dst = append(dst, h)
 	if t.MaxLen != 0 {
 		dst = appendVarint(dst, t.MaxLen)
@@ -348,6 +355,8 @@ func AppendOp(dst []byte, op Op) []byte {
 	case EngineLevel:
 		dst = append(dst, byte(opEngineLevel))
 		dst = appendVarint(dst, o.Level)
+	case XDelEx, XAckDel:
+		dst = appendRefOp(dst, o)
 	default:
 		panic(fmt.Sprintf("wire: AppendOp: no encoding for %T", op))
 	}
@@ -361,9 +370,14 @@ func (r *reader) base() Base {
 
 func (r *reader) trim() Trim {
 	h := r.flags(trimMask)
-	t := Trim{Strategy: TrimStrategy(h & trimStrategyMask), Approx: h&trimApprox != 0, Limit: -1}
+	t := Trim{Strategy: TrimStrategy(h & trimStrategyMask), Approx: h&trimApprox != 0, Limit: -1,
+		Ref: RefMode(h & trimRefMask >> trimRefShift)}
 	if t.Strategy > TrimMinID {
 		r.malformed("trim strategy %d", t.Strategy)
+		return Trim{}
+	}
+	if t.Ref > RefAcked {
+		r.malformed("trim ref mode %d", t.Ref)
 		return Trim{}
 	}
 	if h&trimHasMaxLen != 0 {
@@ -652,6 +666,8 @@ func (r *reader) opFields(code opCode) Op {
 		return MemoryUsage{Base: b, Samples: r.varint()}
 	case opEngineLevel:
 		return EngineLevel{Level: r.varint()}
+	case opXDelEx, opXAckDel:
+		return r.refOp(code)
 	}
 	r.fail(fmt.Errorf("%w %d", ErrUnknownOp, code)) // a name in opNames without a case here
 	return nil

@@ -62,6 +62,9 @@ type Trim struct {
 	// Limit is LIMIT's count; -1 when not given (approximate trimming then
 	// uses Redis's default of 100 × stream-node-max-entries; 0 = no limit).
 	Limit int64
+	// Ref is KEEPREF|DELREF|ACKED (Redis 8.2): what trimming does about
+	// the groups' references to the trimmed entries.
+	Ref RefMode
 }
 
 // ReadStream is one key of XREAD/XREADGROUP with the ID to read after.

@@ -27,12 +27,15 @@ type Desc struct {
 	Summary, Since, Group string
 	// Subcommands are a container's.
 	Subcommands []Desc
+	// KeyFlags, for a command without Redis data, are its key spec's
+	// flags ("RW", "delete"); empty: derived from Flags (see Specs).
+	KeyFlags []string
 }
 
 // Specs are the command's key specs: redis-server's (redis7.json) for a
 // command Redis has, else the one its legacy key positions imply, with
-// flags from its command flags (RW update for a write, RO access for a
-// read).
+// KeyFlags or else flags from its command flags (RW update for a write, RO
+// access for a read).
 func (d Desc) Specs() []KeySpec {
 	if e := redisData[d.Name]; e != nil {
 		return e.specs
@@ -45,6 +48,9 @@ func (d Desc) Specs() []KeySpec {
 		if f == "write" {
 			flags = []string{"RW", "update"}
 		}
+	}
+	if len(d.KeyFlags) > 0 {
+		flags = d.KeyFlags
 	}
 	return []KeySpec{SpecFromPositions(d.FirstKey, d.LastKey, d.Step, flags)}
 }

@@ -18,8 +18,8 @@ const (
 	ErrXAddArity      = resp.ErrorReply("ERR wrong number of arguments for 'xadd' command")
 )
 
-// XAdd parses XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold
-// [LIMIT count]] *|ms-*|ms-seq field value [field value ...]. The fields
+// XAdd parses XADD key [NOMKSTREAM] [KEEPREF|DELREF|ACKED] [MAXLEN|MINID
+// [=|~] threshold [LIMIT count]] *|ms-*|ms-seq field value [field value ...]. The fields
 // alias args, which the stream then keeps: safe because the request reader
 // allocates every argument afresh.
 func XAdd(args [][]byte) (wire.XAdd, resp.Reply) {
@@ -41,7 +41,8 @@ func XAdd(args [][]byte) (wire.XAdd, resp.Reply) {
 	}, nil
 }
 
-// XTrim parses XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count].
+// XTrim parses XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
+// [KEEPREF|DELREF|ACKED].
 func XTrim(args [][]byte) (wire.XTrim, resp.Reply) {
 	a, r := parseAddTrim(args, false)
 	if r != nil {
@@ -64,11 +65,13 @@ type addTrim struct {
 // (xadd true) and XTRIM: options in any order from args[2]; for XADD the
 // first token that is not an option is the ID ("*" shortcuts the loop).
 // MAXLEN/MINID/LIMIT take a value only when one follows ("moreargs"); the
-// "~"/"=" marker is taken only when a threshold follows it.
+// "~"/"=" marker is taken only when a threshold follows it. KEEPREF,
+// DELREF or ACKED (Redis 8.2) is taken once: a second one is, for XADD, the
+// ID (an invalid one), for XTRIM a syntax error.
 func parseAddTrim(args [][]byte, xadd bool) (addTrim, resp.Reply) {
 	a := addTrim{trim: wire.Trim{Limit: -1}, id: streams.IDSpec{Auto: true}}
 	var limit int64 // Redis's args->limit, 0 until LIMIT is parsed
-	limitGiven := false
+	limitGiven, refGiven := false, false
 	i := 2
 	for ; i < len(args); i++ {
 		more := len(args) - 1 - i
@@ -114,6 +117,9 @@ func parseAddTrim(args [][]byte, xadd bool) (addTrim, resp.Reply) {
 			i++
 		case xadd && isOpt(opt, "NOMKSTREAM"):
 			a.noMkStream = true
+		case !refGiven && isRefMode(opt):
+			a.trim.Ref, _ = refMode(opt)
+			refGiven = true
 		case xadd:
 			spec, err := streams.ParseIDSpec(opt)
 			if err != nil {
@@ -128,6 +134,12 @@ func parseAddTrim(args [][]byte, xadd bool) (addTrim, resp.Reply) {
 	}
 	a.next = i
 	return a.finish(xadd, limit, limitGiven)
+}
+
+// isRefMode reports whether opt is KEEPREF, DELREF or ACKED.
+func isRefMode(opt []byte) bool {
+	_, ok := refMode(opt)
+	return ok
 }
 
 // trimMarker consumes MAXLEN/MINID's optional "~" or "=" (only when a
@@ -159,6 +171,11 @@ func (a addTrim) finish(xadd bool, limit int64, limitGiven bool) (addTrim, resp.
 			return a, ErrLimitNoApprox
 		}
 		a.trim.Limit = limit
+	}
+	if a.trim.Strategy == wire.TrimNone {
+		// XADD KEEPREF|DELREF|ACKED without trimming does nothing with
+		// it: logged as before Redis 8.2.
+		a.trim.Ref = wire.RefKeep
 	}
 	return a, nil
 }
