@@ -118,6 +118,10 @@ const (
 	opACLDelUser opCode = 46
 	opACLLoad    opCode = 47
 
+	// Idempotent production (XCFGSET, XIDMPRECORD); 56 is reserved for it.
+	opXCfgSet     opCode = 54
+	opXIDMPRecord opCode = 55
+
 	// New codes go here, numbered on from the last one.
 )
 
@@ -138,6 +142,7 @@ var opNames = [...]string{
 	opCopy: "Copy", opRestore: "Restore", opSwapDB: "SwapDB", opDump: "Dump",
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
+	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord",
 }
 
 func (c opCode) String() string {

@@ -29,8 +29,11 @@ func adminSampleOps() []Op {
 	}
 }
 
-// allSampleOps is every sample: sampleOps and adminSampleOps.
-func allSampleOps() []Op { return append(sampleOps(), adminSampleOps()...) }
+// allSampleOps is every sample: sampleOps, adminSampleOps and
+// idmpSampleOps.
+func allSampleOps() []Op {
+	return append(append(sampleOps(), adminSampleOps()...), idmpSampleOps()...)
+}
 
 func TestAdminEffects(t *testing.T) {
 	cases := []struct {
