@@ -54,6 +54,10 @@ func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.restore(c, nowMs)
 	case wire.SwapDB:
 		return ks.swapDB(c)
+	case wire.XCfgSet:
+		return ks.xcfgset(c, nowMs)
+	case wire.XIDMPRecord:
+		return ks.xidmprecord(c, nowMs)
 	}
 	if res, err, ok := ks.applyGroupOp(cmd, nowMs); ok {
 		return res, err

@@ -24,6 +24,9 @@ const NumDatabases = 16
 type Object struct {
 	Stream *streams.Stream
 	Groups groups.Set // consumer groups (zero value = none)
+	// IDMP is the idempotent-production state (idmp.go); nil = the
+	// default settings and nothing recorded.
+	IDMP *IDMP
 }
 
 // database is one logical database: keys and their expiry deadlines
@@ -64,6 +67,9 @@ type Keyspace struct {
 	counters *Counters
 	// acl is the ACL users, sorted by name (acl.go).
 	acl []wire.ACLUser
+	// idmpDuration and idmpMaxSize are stream-idmp-duration and
+	// stream-idmp-maxsize: the settings a new stream starts with.
+	idmpDuration, idmpMaxSize int64
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.
@@ -71,7 +77,8 @@ const DefaultNodeMaxBytes = 4096
 
 // New returns an empty keyspace with Redis's default settings.
 func New() *Keyspace {
-	ks := &Keyspace{nodeMax: streams.DefaultNodeMaxEntries, nodeMaxBytes: DefaultNodeMaxBytes, counters: &Counters{}}
+	ks := &Keyspace{nodeMax: streams.DefaultNodeMaxEntries, nodeMaxBytes: DefaultNodeMaxBytes, counters: &Counters{},
+		idmpDuration: DefaultIDMPDuration, idmpMaxSize: DefaultIDMPMaxSize}
 	for i := range ks.dbs {
 		ks.dbs[i] = newDatabase()
 	}
@@ -137,6 +144,10 @@ func (ks *Keyspace) lookupWrite(db int, key string, nowMs int64) *Object {
 // absent) and returns its object.
 func (ks *Keyspace) createStream(db int, key string) *Object {
 	o := &Object{Stream: streams.New()}
+	if ks.idmpDuration != DefaultIDMPDuration || ks.idmpMaxSize != DefaultIDMPMaxSize {
+		// Redis gives a stream the settings in force when it is created.
+		o.IDMP = newIDMP(ks.idmpDuration, ks.idmpMaxSize)
+	}
 	ks.db(db).add(key, o)
 	return o
 }

@@ -40,7 +40,8 @@ import (
 //	          | v delivery-ms | v delivery-count)...
 //	end       tagEnd
 //
-// A key's node and group records follow its key record.
+// A key's node and group records follow its key record. Records of later
+// features (snapshot_idmp.go) are written only when not at their defaults.
 
 // SnapshotMagic starts every snapshot.
 const SnapshotMagic = "STREAMD-SNAP"
@@ -90,6 +91,7 @@ func (ks *Keyspace) WriteSnapshot(w io.Writer) error {
 	sw.b = binary.AppendVarint(sw.b, ks.lastNow)
 	sw.end()
 	sw.writeACL(ks.acl)
+	sw.writeIDMPDefaults(ks)
 
 	var keys []string
 	for i, d := range ks.dbs {
@@ -205,6 +207,7 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 		})
 		sw.end()
 	}
+	sw.idmp(o.IDMP)
 }
 
 // node writes a node record.
@@ -248,7 +251,8 @@ func (sw *snapWriter) node(key streams.ID, entries []streams.Entry, deleted []bo
 // never changed) and O(keys); consumer group PELs and the SCAN order are
 // copy-on-write btree clones. Like WriteSnapshot, it only reads ks.
 func (ks *Keyspace) Clone() *Keyspace {
-	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, lastNow: ks.lastNow, counters: &Counters{}, acl: cloneACL(ks.acl)}
+	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, lastNow: ks.lastNow, counters: &Counters{}, acl: cloneACL(ks.acl),
+		idmpDuration: ks.idmpDuration, idmpMaxSize: ks.idmpMaxSize}
 	for i, d := range ks.dbs {
 		nd := &database{
 			keys:    make(map[string]*Object, len(d.keys)),
@@ -256,7 +260,7 @@ func (ks *Keyspace) Clone() *Keyspace {
 			order:   d.order.Clone(),
 		}
 		for k, o := range d.keys {
-			nd.keys[k] = &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone()}
+			nd.keys[k] = &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone()}
 		}
 		c.dbs[i] = nd
 	}
