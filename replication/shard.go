@@ -167,6 +167,14 @@ func (s *Shard) NodeMaxBytes() int64 {
 	return s.ks.NodeMaxBytes()
 }
 
+// IDMPDefaults returns the keyspace's stream-idmp-duration and
+// stream-idmp-maxsize (CONFIG GET).
+func (s *Shard) IDMPDefaults() (durationS, maxSize int64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ks.IDMPDefaults()
+}
+
 // Ready reports why the shard cannot take writes now ("" when it can): it
 // is shut down, or this node does not lead its Raft group (a single node
 // leads from Open until Close; in a cluster, see also IsLeader).

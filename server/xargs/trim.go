@@ -18,8 +18,9 @@ const (
 	ErrXAddArity      = resp.ErrorReply("ERR wrong number of arguments for 'xadd' command")
 )
 
-// XAdd parses XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold
-// [LIMIT count]] *|ms-*|ms-seq field value [field value ...]. The fields
+// XAdd parses XADD key [NOMKSTREAM] [IDMPAUTO pid | IDMP pid iid]
+// [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|ms-*|ms-seq field value
+// [field value ...]. The fields
 // alias args, which the stream then keeps: safe because the request reader
 // allocates every argument afresh.
 func XAdd(args [][]byte) (wire.XAdd, resp.Reply) {
@@ -38,6 +39,7 @@ func XAdd(args [][]byte) (wire.XAdd, resp.Reply) {
 		Trim:       a.trim,
 		ID:         a.id,
 		Fields:     args[a.next+1:],
+		IDMP:       a.idmp.clause(args[a.next+1:]),
 	}, nil
 }
 
@@ -55,6 +57,7 @@ type addTrim struct {
 	trim       wire.Trim
 	noMkStream bool
 	id         streams.IDSpec
+	idmp       idmpClause
 	// next is the index after the options: XADD's ID position (len(args)
 	// when no ID was reached), len(args) for XTRIM.
 	next int
@@ -114,6 +117,16 @@ func parseAddTrim(args [][]byte, xadd bool) (addTrim, resp.Reply) {
 			i++
 		case xadd && isOpt(opt, "NOMKSTREAM"):
 			a.noMkStream = true
+		case xadd && isOpt(opt, "IDMPAUTO") && more > 0:
+			var r resp.Reply
+			if i, r = a.idmp.parse(args, i, true); r != nil {
+				return a, r
+			}
+		case xadd && isOpt(opt, "IDMP") && more > 1:
+			var r resp.Reply
+			if i, r = a.idmp.parse(args, i, false); r != nil {
+				return a, r
+			}
 		case xadd:
 			spec, err := streams.ParseIDSpec(opt)
 			if err != nil {
@@ -159,6 +172,10 @@ func (a addTrim) finish(xadd bool, limit int64, limitGiven bool) (addTrim, resp.
 			return a, ErrLimitNoApprox
 		}
 		a.trim.Limit = limit
+	}
+	// Only "*": a client may not choose the ID of an idempotent entry.
+	if a.idmp.given && !a.id.Auto {
+		return a, ErrIDMPAutoID
 	}
 	return a, nil
 }
