@@ -16,6 +16,9 @@ import (
 // needs neither, so any key pattern allows it.
 var keySpecOverrides = map[string][]string{
 	"xreadgroup": {"RW access update"}, // Redis 7.2 (7.0 said RO access)
+	// Redis 8.6 (not in the 7.0 data).
+	"xcfgset":     {"RW update"},
+	"xidmprecord": {"RW update"},
 }
 
 // keySpecFlags returns the flags of the command's key specs (a full name:

@@ -302,6 +302,9 @@ func runDiffScript(t *testing.T, s *diffScript, proto int, redisAddr, streamdAdd
 			}
 		}
 		if drop72 {
+			var why []string
+			norm[1], why = dropRedis8(upper, norm[1])
+			reasons = append(reasons, why...)
 			if v, changed := aclTo70(upper, norm[1]); changed {
 				norm[1] = v
 				reasons = append(reasons, "ACL 7.2 texts (NOPERM wording, sanitize-payload, ACL LOG entry-id/timestamps) "+
