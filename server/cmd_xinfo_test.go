@@ -146,7 +146,7 @@ func TestStreamCmdXINFOStreamFormat(t *testing.T) {
 	si := state.StreamInfo{StreamHeader: state.StreamHeader{Length: 3, RadixTreeKeys: 1, RadixTreeNodes: 2,
 		LastGeneratedID: streams.ID{Ms: 5}, MaxDeletedEntryID: streams.ID{Ms: 4}, EntriesAdded: 7,
 		RecordedFirstEntryID: streams.ID{Ms: 1, Seq: 1},
-		IDMP: state.IDMPInfo{Duration: 100, MaxSize: 50, PidsTracked: 2, IidsTracked: 3, IidsAdded: 9, IidsDuplicates: 4}},
+		IDMP:                 state.IDMPInfo{Duration: 100, MaxSize: 50, PidsTracked: 2, IidsTracked: 3, IidsAdded: 9, IidsDuplicates: 4}},
 		FirstEntry: entry, LastEntry: last}
 	want2 := crlf("*32|$6|length|:3|$15|radix-tree-keys|:1|$16|radix-tree-nodes|:2|$17|last-generated-id|$3|5-0|" +
 		"$20|max-deleted-entry-id|$3|4-0|$13|entries-added|:7|$23|recorded-first-entry-id|$3|1-1|" +
