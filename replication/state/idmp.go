@@ -256,13 +256,30 @@ type IDMPInfo struct {
 	IidsAdded, IidsDuplicates int64
 }
 
-// info returns XINFO STREAM's fields.
-func (m *IDMP) info() IDMPInfo {
+// info returns XINFO STREAM's fields at nowMs: the iids tracked are those
+// the next write would keep (expiry happens on writes, but a read sees
+// only the live ones, as Redis's cron keeps them).
+func (m *IDMP) info(nowMs int64) IDMPInfo {
 	d, s := m.settings()
 	i := IDMPInfo{Duration: d, MaxSize: s}
-	if m != nil {
-		i.PidsTracked, i.IidsTracked = int64(len(m.producers)), m.iids
-		i.IidsAdded, i.IidsDuplicates = m.added, m.duplicates
+	if m == nil {
+		return i
+	}
+	i.PidsTracked, i.IidsTracked = int64(len(m.producers)), m.iids
+	i.IidsAdded, i.IidsDuplicates = m.added, m.duplicates
+	cutoff := nowMs - m.durationS*1000
+	var gone map[*producer]int
+	for r := m.head; r != nil && r.atMs <= cutoff; r = r.gNext {
+		if gone == nil {
+			gone = map[*producer]int{}
+		}
+		gone[r.p]++
+		i.IidsTracked--
+	}
+	for p, n := range gone {
+		if n == len(p.iids) {
+			i.PidsTracked--
+		}
 	}
 	return i
 }

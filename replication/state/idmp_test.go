@@ -134,7 +134,11 @@ func TestIDMPExpiry(t *testing.T) {
 	if info := idmpInfo(t, ks, "s", 2000); info.IidsTracked != 1 || info.PidsTracked != 1 || info.IidsAdded != 2 {
 		t.Fatalf("%+v", info)
 	}
-	// A plain XADD expires too; the emptied producer goes.
+	// Reads count only the live iids; a plain XADD drops the others, and
+	// the emptied producer.
+	if info := idmpInfo(t, ks, "s", 3000); info.IidsTracked != 0 || info.PidsTracked != 0 || info.IidsAdded != 2 {
+		t.Fatalf("read after the duration: %+v", info)
+	}
 	mustApply(t, ks, xadd("s", "*"), 5000)
 	if info := idmpInfo(t, ks, "s", 5000); info.IidsTracked != 0 || info.PidsTracked != 0 {
 		t.Fatalf("%+v", info)
@@ -285,4 +289,26 @@ func TestIDMPSnapshotCopyDump(t *testing.T) {
 		t.Fatal("snapshots differ")
 	}
 	checkInvariants(t, ks)
+}
+
+// TestIDMPInfoLive: XINFO counts what is live at the read's time, producer
+// by producer, without changing anything.
+func TestIDMPInfoLive(t *testing.T) {
+	ks := New()
+	mustApply(t, ks, xadd("s", "*"), 1000)
+	mustApply(t, ks, wire.XCfgSet{Base: base("s"), Duration: 1}, 1000)
+	mustApply(t, ks, idmpAdd("s", "a", "1", "f", "v"), 1000)
+	mustApply(t, ks, idmpAdd("s", "b", "1", "f", "v"), 1100)
+	mustApply(t, ks, idmpAdd("s", "a", "2", "f", "v"), 1200)
+	for _, c := range []struct {
+		now        int64
+		pids, iids int64
+	}{{1999, 2, 3}, {2000, 2, 2}, {2100, 1, 1}, {2200, 0, 0}} {
+		if i := idmpInfo(t, ks, "s", c.now); i.PidsTracked != c.pids || i.IidsTracked != c.iids || i.IidsAdded != 3 {
+			t.Errorf("at %d: %+v, want %d pids %d iids", c.now, i, c.pids, c.iids)
+		}
+	}
+	if err := checkIDMP(ks.dbs[0].keys["s"].IDMP); err != nil || ks.dbs[0].keys["s"].IDMP.iids != 3 {
+		t.Fatalf("a read changed the state: %v", err)
+	}
 }
