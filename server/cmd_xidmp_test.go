@@ -2,11 +2,15 @@ package server
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"streamd/internal/testutil"
+	"streamd/replication/wire"
+	"streamd/server/xargs"
+	"streamd/streams"
 )
 
 // Tests of Redis 8.6's idempotent production (spec §3) through a real
@@ -302,5 +306,38 @@ func TestIDMPDuplicateKeepsWatch(t *testing.T) {
 		if tc.exec != "(nil array)" && (v.Nil || len(v.Elems) != 1) {
 			t.Fatalf("iid %s: EXEC %s", tc.iid, v)
 		}
+	}
+}
+
+// TestXADDIDMPPlans: the log carries IDMP pid iid; IDMPAUTO's iid is
+// computed when the command is planned (16 bytes, the same for any order
+// of the pairs), so replay never recomputes it.
+func TestXADDIDMPPlans(t *testing.T) {
+	base := wire.Base{DB: 3, Key: "s"}
+	p := mustPlan(t, "XADD s IDMP p1 i1 MAXLEN 5 * f v")
+	want := wire.XAdd{Base: base, Trim: wire.Trim{Strategy: wire.TrimMaxLen, MaxLen: 5, Limit: -1},
+		ID: streams.IDSpec{Auto: true}, Fields: bs("f", "v"), IDMP: wire.IDMP{PID: "p1", IID: "i1"}}
+	if !reflect.DeepEqual(p.Op, want) {
+		t.Fatalf("got %#v\nwant %#v", p.Op, want)
+	}
+	a := mustPlan(t, "XADD s idmpauto p1 * a 1 b 2").Op.(wire.XAdd)
+	b := mustPlan(t, "XADD s IDMPAUTO p1 * b 2 a 1").Op.(wire.XAdd)
+	c := mustPlan(t, "XADD s IDMPAUTO p1 * a 2 b 1").Op.(wire.XAdd)
+	if a.IDMP.PID != "p1" || len(a.IDMP.IID) != 16 || a.IDMP != b.IDMP || a.IDMP == c.IDMP {
+		t.Fatalf("IDMPAUTO iids %q %q %q", a.IDMP.IID, b.IDMP.IID, c.IDMP.IID)
+	}
+	// Field names count, not only the values; a duplicate pair is fine.
+	if xargs.IDMPAutoIID(bs("a", "1")) == xargs.IDMPAutoIID(bs("b", "1")) ||
+		xargs.IDMPAutoIID(bs("ab", "c")) == xargs.IDMPAutoIID(bs("a", "bc")) ||
+		xargs.IDMPAutoIID(bs("a", "1", "a", "1")) == xargs.IDMPAutoIID(bs("a", "1")) {
+		t.Fatal("IDMPAUTO collision")
+	}
+	if p := mustPlan(t, "XCFGSET s IDMP-MAXSIZE 3 idmp-duration 60"); !reflect.DeepEqual(p.Op,
+		wire.XCfgSet{Base: base, Duration: 60, MaxSize: 3}) {
+		t.Fatalf("XCFGSET %#v", p.Op)
+	}
+	if p := mustPlan(t, "XIDMPRECORD s p i 5"); !reflect.DeepEqual(p.Op,
+		wire.XIDMPRecord{Base: base, PID: "p", IID: "i", ID: streams.ID{Ms: 5}}) {
+		t.Fatalf("XIDMPRECORD %#v", p.Op)
 	}
 }
