@@ -108,6 +108,12 @@ func (m *IDMP) lookup(pid, iid string) (streams.ID, bool) {
 // record adds (pid, iid) → id at nowMs, creating the producer, and evicts
 // the producer's oldest iid if it now holds more than maxsize.
 func (m *IDMP) record(pid, iid string, id streams.ID, nowMs int64) {
+	if m.tail != nil && nowMs < m.tail.atMs {
+		// The keyspace's time never goes back, but a RESTOREd stream
+		// may carry times from a server whose clock was ahead: keep the
+		// stream's list in time order, which expiry and snapshots rely on.
+		nowMs = m.tail.atMs
+	}
 	m.insert(pid, iid, id, nowMs)
 	m.added++
 	if p := m.producers[pid]; int64(len(p.iids)) > m.maxSize {
