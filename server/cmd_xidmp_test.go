@@ -341,3 +341,29 @@ func TestXADDIDMPPlans(t *testing.T) {
 		t.Fatalf("XIDMPRECORD %#v", p.Op)
 	}
 }
+
+// TestIDMPSweep: the leader's once-a-second sweep frees the expired iids of
+// a stream no write touches (Redis's cron), through the log.
+func TestIDMPSweep(t *testing.T) {
+	srv, addr := startTestServer(t, nil)
+	c := dial(t, addr)
+	do(t, c, "XADD", "s", "*", "f", "v")
+	runSteps(t, c, []step{{[]string{"XCFGSET", "s", "IDMP-DURATION", "1"}, "+OK"}})
+	id := do(t, c, "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+	ms, _, _ := strings.Cut(id.Str, "-")
+	var at int64
+	fmt.Sscan(ms, &at)
+	sh := srv.node.Shard(0)
+	testutil.Eventually(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if now := time.Now().UnixMilli(); now < at+1200 {
+			return fmt.Errorf("not expired yet (%d ms to go)", at+1200-now)
+		}
+		if keys, _ := sh.IDMPExpiring(0, 0, 100); len(keys) != 0 {
+			return fmt.Errorf("expired iids still held by %q", keys)
+		}
+		return nil
+	})
+	if got := xinfoIDMP(t, c, "s"); got != "idmp-duration=1 idmp-maxsize=100 pids-tracked=0 iids-tracked=0 iids-added=1 iids-duplicates=0" {
+		t.Fatalf("%s", got)
+	}
+}

@@ -58,6 +58,8 @@ func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.xcfgset(c, nowMs)
 	case wire.XIDMPRecord:
 		return ks.xidmprecord(c, nowMs)
+	case wire.IDMPExpired:
+		return ks.idmpExpired(c, nowMs)
 	}
 	if res, err, ok := ks.applyGroupOp(cmd, nowMs); ok {
 		return res, err

@@ -14,7 +14,8 @@ import (
 // Where Redis expires iids with a local cron (every replica on its own
 // clock), here expiry is part of applying a write: every XADD, XCFGSET and
 // XIDMPRECORD on the stream first drops the iids recorded at or before the
-// write's time minus the stream's duration. Each iid keeps the time it was
+// write's time minus the stream's duration (and the server's sweep logs
+// wire.IDMPExpired for streams no write touches). Each iid keeps the time it was
 // recorded at (the log entry's time, not its stream ID's ms: Redis's
 // #15836), so every replica holds exactly the same iids. A producer exists
 // only while it holds an iid (Redis's #15840: no empty producer after a

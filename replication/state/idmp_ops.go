@@ -132,3 +132,48 @@ func (ks *Keyspace) configSetIDMP(name, value string) (ok bool, err error) {
 	*dst = v
 	return true, nil
 }
+
+// idmpExpired applies the sweep: each named stream drops its expired iids
+// (and a stream left with nothing but the defaults its state); a missing
+// key is skipped.
+func (ks *Keyspace) idmpExpired(c wire.IDMPExpired, nowMs int64) (any, error) {
+	var n int64
+	for _, k := range c.Names {
+		o := ks.lookupWrite(c.DB, k, nowMs)
+		if o == nil || o.IDMP == nil {
+			continue
+		}
+		before := o.IDMP.iids
+		o.IDMP.expire(nowMs)
+		n += before - o.IDMP.iids
+		if o.IDMP.isDefault() {
+			o.IDMP = nil
+		}
+	}
+	return n, nil
+}
+
+// IDMPExpiring looks at up to count keys of database db in SCAN order from
+// cursor and returns those holding iids expired by nowMs, and the cursor
+// to go on from (0 when the database was gone through). It only reads: the
+// server's sweep proposes IDMPExpired with the keys, a bounded slice of the
+// keyspace per call, as Redis's cron walks its keys incrementally.
+func (ks *Keyspace) IDMPExpiring(db int, cursor uint64, count int, nowMs int64) ([]string, uint64) {
+	d := ks.db(db)
+	var out []string
+	var next uint64
+	seen := 0
+	d.order.AscendGreaterOrEqual(scanItem{hash: cursor}, func(it scanItem) bool {
+		if seen >= count {
+			next = it.hash
+			return false
+		}
+		seen++
+		if o := d.keys[it.key]; o != nil && o.IDMP != nil && o.IDMP.head != nil &&
+			o.IDMP.head.atMs <= nowMs-o.IDMP.durationS*1000 {
+			out = append(out, it.key)
+		}
+		return true
+	})
+	return out, next
+}

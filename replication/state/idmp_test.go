@@ -3,7 +3,9 @@ package state
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
+	"sort"
 	"testing"
 
 	"streamd/replication/wire"
@@ -332,4 +334,53 @@ func TestIDMPRestoredFromAhead(t *testing.T) {
 	if _, dup := mustApply(t, back, idmpAdd("s", "a", "1", "f", "v"), 2000).(wire.IDMPDuplicate); !dup {
 		t.Fatal("restored iid lost")
 	}
+}
+
+// TestIDMPSweep: IDMPExpiring finds, a slice of the keyspace at a time,
+// the streams holding expired iids; IDMPExpired drops them, so that a
+// stream no write touches frees its iids too.
+func TestIDMPSweep(t *testing.T) {
+	ks := New()
+	var keys []string
+	for i := range 50 {
+		k := fmt.Sprintf("k%02d", i)
+		keys = append(keys, k)
+		if i%2 == 0 {
+			mustApply(t, ks, idmpAdd(k, "p", "i", "f", "v"), 1000)
+		} else {
+			mustApply(t, ks, xadd(k, "*"), 1000)
+		}
+	}
+	if got, _ := ks.IDMPExpiring(0, 0, 100, 100_999); len(got) != 0 {
+		t.Fatalf("before the duration: %v", got)
+	}
+	var found []string
+	var cursor uint64
+	for rounds := 0; ; rounds++ {
+		got, next := ks.IDMPExpiring(0, cursor, 7, 101_000)
+		found = append(found, got...)
+		if next == 0 {
+			break
+		}
+		if next <= cursor || rounds > 50 {
+			t.Fatalf("cursor %d after %d", next, cursor)
+		}
+		cursor = next
+	}
+	sort.Strings(found)
+	if len(found) != 25 || found[0] != "k00" || found[24] != "k48" {
+		t.Fatalf("found %v", found)
+	}
+	n := mustApply(t, ks, wire.IDMPExpired{Names: append(found, "missing", "k01")}, 101_000)
+	if n != int64(25) {
+		t.Fatalf("dropped %v", n)
+	}
+	if got, _ := ks.IDMPExpiring(0, 0, 100, 200_000); len(got) != 0 {
+		t.Fatalf("after the sweep: %v", got)
+	}
+	if i := idmpInfo(t, ks, "k00", 101_000); i != (IDMPInfo{Duration: 100, MaxSize: 100, IidsAdded: 1}) {
+		t.Fatalf("%+v", i)
+	}
+	checkInvariants(t, ks)
+	snapshotRoundTrip(t, ks)
 }

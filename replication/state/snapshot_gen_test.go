@@ -252,10 +252,12 @@ func (g *opGen) idmp() wire.IDMP {
 }
 
 // idmpCommand returns an XCFGSET, XIDMPRECORD, a CONFIG SET of an IDMP
-// setting or an IDMP XADD.
+// setting, an iid expiry sweep or an IDMP XADD.
 func (g *opGen) idmpCommand(db int, key string) wire.Command {
 	b := wire.Base{DB: db, Key: key}
-	switch g.r.IntN(5) {
+	switch g.r.IntN(6) {
+	case 5:
+		return wire.IDMPExpired{DB: db, Names: genKeys}
 	case 0:
 		c := wire.XCfgSet{Base: b}
 		if g.chance(0.6) {

@@ -118,9 +118,10 @@ const (
 	opACLDelUser opCode = 46
 	opACLLoad    opCode = 47
 
-	// Idempotent production (XCFGSET, XIDMPRECORD); 56 is reserved for it.
+	// Idempotent production (XCFGSET, XIDMPRECORD, the iid expiry sweep).
 	opXCfgSet     opCode = 54
 	opXIDMPRecord opCode = 55
+	opIDMPExpired opCode = 56
 
 	// New codes go here, numbered on from the last one.
 )
@@ -142,7 +143,7 @@ var opNames = [...]string{
 	opCopy: "Copy", opRestore: "Restore", opSwapDB: "SwapDB", opDump: "Dump",
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
-	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord",
+	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord", opIDMPExpired: "IDMPExpired",
 }
 
 func (c opCode) String() string {

@@ -85,7 +85,7 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000004000, Cmds: append(adminCommands, Exec{DB: 3, Ops: adminQueries})}},
 		{"acl_ops", "ACL SETUSER (appended, replaced), DELUSER, LOAD (users, none)",
 			Entry{NowMs: 1700000004000, Cmds: aclOps}},
-		{"idmp_ops", "XADD IDMP (with '*', with an explicit ID and MAXLEN), XCFGSET (both, each), XIDMPRECORD",
+		{"idmp_ops", "XADD IDMP (with '*', with an explicit ID and MAXLEN), XCFGSET (both, each), XIDMPRECORD, an iid expiry sweep",
 			Entry{NowMs: 1700000005000, Cmds: idmpCommandSamples()}},
 	}
 }

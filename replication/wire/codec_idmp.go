@@ -3,7 +3,7 @@ package wire
 // Encodings of the idempotent-production ops (see codec_ops.go for the
 // notation; XAdd's IDMP clause is encoded with XAdd there).
 
-// appendIDMPOp appends an XCfgSet or XIDMPRecord.
+// appendIDMPOp appends an XCfgSet, XIDMPRecord or IDMPExpired.
 func appendIDMPOp(dst []byte, op Op) []byte {
 	switch o := op.(type) {
 	case XCfgSet:
@@ -21,11 +21,15 @@ func appendIDMPOp(dst []byte, op Op) []byte {
 		dst = appendString(dst, o.PID)
 		dst = appendString(dst, o.IID)
 		dst = appendID(dst, o.ID)
+	case IDMPExpired:
+		dst = append(dst, byte(opIDMPExpired))
+		dst = appendInt(dst, o.DB)
+		dst = appendStrings(dst, o.Names)
 	}
 	return dst
 }
 
-// idmpOp decodes the fields of an XCfgSet or XIDMPRecord.
+// idmpOp decodes the fields of an XCfgSet, XIDMPRecord or IDMPExpired.
 func (r *reader) idmpOp(code opCode) Op {
 	switch code {
 	case opXCfgSet:
@@ -42,6 +46,9 @@ func (r *reader) idmpOp(code opCode) Op {
 			}
 		}
 		return o
+	case opIDMPExpired:
+		db := r.int()
+		return IDMPExpired{DB: db, Names: r.strs()}
 	default: // opXIDMPRecord
 		o := XIDMPRecord{Base: r.base()}
 		o.PID = r.str()

@@ -22,6 +22,7 @@ func idmpSampleOps() []Op {
 		XCfgSet{Base: b, Duration: 86400},
 		XCfgSet{Base: b, MaxSize: 10000},
 		XIDMPRecord{Base: b, PID: "p1", IID: "i1", ID: streams.ID{Ms: 1700000000000, Seq: 3}},
+		IDMPExpired{DB: 4, Names: []string{"a", "orders"}},
 	}
 }
 
@@ -68,7 +69,8 @@ func TestIDMPEffects(t *testing.T) {
 	if e := EffectsOf(add, streams.ID{Ms: 1}, nil); len(e.Modified) != 1 || len(e.Ready) != 1 {
 		t.Errorf("new entry: %+v", e)
 	}
-	for _, c := range []Command{XCfgSet{Base: b, Duration: 1}, XIDMPRecord{Base: b, PID: "p", IID: "i"}} {
+	for _, c := range []Command{XCfgSet{Base: b, Duration: 1}, XIDMPRecord{Base: b, PID: "p", IID: "i"},
+		IDMPExpired{DB: 1, Names: []string{"k"}}} {
 		if e := EffectsOf(c, nil, nil); len(e.Modified)+len(e.Ready) != 0 {
 			t.Errorf("%T signalled %+v", c, e)
 		}

@@ -51,6 +51,7 @@ package wire
 //	ACLLoad              count:u (Name Rules:strings)*count
 //	XCfgSet              f{Duration≠0,MaxSize≠0} Base [Duration:v] [MaxSize:v]
 //	XIDMPRecord          Base PID IID ID
+//	IDMPExpired          db:v names:strings
 //
 //	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1} [MaxLen:v] [MinID] [Limit:v]
 //	streams = count:u (f{New,Last} Key:s ID)*count
@@ -352,7 +353,7 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = append(dst, byte(opMemoryUsage))
 		dst = appendBase(dst, o.Base)
 		dst = appendVarint(dst, o.Samples)
-	case XCfgSet, XIDMPRecord:
+	case XCfgSet, XIDMPRecord, IDMPExpired:
 		dst = appendIDMPOp(dst, o)
 	default:
 		panic(fmt.Sprintf("wire: AppendOp: no encoding for %T", op))
@@ -663,7 +664,7 @@ func (r *reader) opFields(code opCode) Op {
 	case opMemoryUsage:
 		b := r.base()
 		return MemoryUsage{Base: b, Samples: r.varint()}
-	case opXCfgSet, opXIDMPRecord:
+	case opXCfgSet, opXIDMPRecord, opIDMPExpired:
 		return r.idmpOp(code)
 	}
 	r.fail(fmt.Errorf("%w %d", ErrUnknownOp, code)) // a name in opNames without a case here

@@ -40,9 +40,26 @@ type XIDMPRecord struct {
 	ID       streams.ID
 }
 
+// IDMPExpired drops, at the entry's time, the expired iids of streams of
+// database DB (the server's periodic sweep proposes it, so that a stream
+// no write touches frees them too, as Redis's cron does; a write drops a
+// stream's expired iids anyway). Result: int64 iids dropped.
+type IDMPExpired struct {
+	DB    int
+	Names []string
+}
+
+// Keys returns the streams swept.
+func (c IDMPExpired) Keys() []string { return c.Names }
+
+// Database returns the database.
+func (c IDMPExpired) Database() int { return c.DB }
+
+func (IDMPExpired) command() {}
 func (XCfgSet) command()     {}
 func (XIDMPRecord) command() {}
 
 // Writes Redis signals nothing for (no keyspace event, no WATCH abort).
 func (XCfgSet) effects(_ any, e Effects) Effects     { return e }
 func (XIDMPRecord) effects(_ any, e Effects) Effects { return e }
+func (IDMPExpired) effects(_ any, e Effects) Effects { return e }
