@@ -367,3 +367,25 @@ func TestIDMPSweep(t *testing.T) {
 		t.Fatalf("%s", got)
 	}
 }
+
+// TestIDMPInMulti: the commands queue and run inside MULTI/EXEC, a
+// duplicate answering the recorded ID there too.
+func TestIDMPInMulti(t *testing.T) {
+	_, addr := startTestServer(t, nil)
+	c := dial(t, addr)
+	runSteps(t, c, []step{
+		{[]string{"MULTI"}, "+OK"},
+		// Argument errors show at EXEC, as in Redis.
+		{[]string{"XADD", "s", "IDMP", "p", "i", "1-*", "f", "v"}, "+QUEUED"},
+		{[]string{"EXEC"}, "[(error) ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs]"},
+		{[]string{"XADD", "s", "9999999999999-1", "f", "v"}, `"9999999999999-1"`},
+		{[]string{"MULTI"}, "+OK"},
+		{[]string{"XIDMPRECORD", "s", "p", "i", "9999999999999-1"}, "+QUEUED"},
+		{[]string{"XADD", "s", "IDMP", "p", "i", "*", "f", "v"}, "+QUEUED"},
+		{[]string{"XCFGSET", "s", "IDMP-MAXSIZE", "7"}, "+QUEUED"},
+		{[]string{"XCFGSET", "nokey", "IDMP-MAXSIZE", "7"}, "+QUEUED"},
+		{[]string{"XCFGSET", "s", "IDMP-MAXSIZE", "0"}, "+QUEUED"},
+		{[]string{"XADD", "s", "IDMP", "p", "i", "*", "f", "v"}, "+QUEUED"},
+		{[]string{"EXEC"}, `[+OK, "9999999999999-1", +OK, (error) ERR no such key, (error) ERR IDMP-MAXSIZE must be between 1 and 10000 entries, "9999999999999-2"]`},
+	})
+}
