@@ -20,9 +20,8 @@ const (
 
 // XAdd parses XADD key [NOMKSTREAM] [IDMPAUTO pid | IDMP pid iid]
 // [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|ms-*|ms-seq field value
-// [field value ...]. The fields
-// alias args, which the stream then keeps: safe because the request reader
-// allocates every argument afresh.
+// [field value ...]. The fields alias args, which the stream then keeps:
+// safe because the request reader allocates every argument afresh.
 func XAdd(args [][]byte) (wire.XAdd, resp.Reply) {
 	a, r := parseAddTrim(args, true)
 	if r != nil {
