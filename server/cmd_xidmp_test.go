@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 	"streamd/replication/wire"
 	"streamd/server/xargs"
@@ -388,4 +389,21 @@ func TestIDMPInMulti(t *testing.T) {
 		{[]string{"XADD", "s", "IDMP", "p", "i", "*", "f", "v"}, "+QUEUED"},
 		{[]string{"EXEC"}, `[+OK, "9999999999999-1", +OK, (error) ERR no such key, (error) ERR IDMP-MAXSIZE must be between 1 and 10000 entries, "9999999999999-2"]`},
 	})
+}
+
+// TestIDMPConfigFromStartup: stream-idmp-duration/maxsize given at start-up
+// reach the state machine (through the log), and CONFIG GET reports what
+// the state holds.
+func TestIDMPConfigFromStartup(t *testing.T) {
+	_, addr := startTestServer(t, func(c *config.Config) {
+		c.StreamIDMPDuration, c.StreamIDMPMaxSize = 30, 40
+	})
+	c := dial(t, addr)
+	runSteps(t, c, []step{
+		{[]string{"CONFIG", "GET", "stream-idmp-*"}, `["stream-idmp-duration", "30", "stream-idmp-maxsize", "40"]`},
+	})
+	do(t, c, "XADD", "s", "*", "f", "v")
+	if got := xinfoIDMP(t, c, "s"); !strings.HasPrefix(got, "idmp-duration=30 idmp-maxsize=40 ") {
+		t.Fatalf("%s", got)
+	}
 }
