@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -383,4 +384,26 @@ func TestIDMPSweep(t *testing.T) {
 	}
 	checkInvariants(t, ks)
 	snapshotRoundTrip(t, ks)
+}
+
+// TestIDMPDumpPayloadGolden pins the IDMP record (tag 14) in a DUMP payload
+// byte for byte, as TestDumpPayloadGolden pins the others: payloads and
+// snapshots leave the server, so the record's layout is frozen.
+func TestIDMPDumpPayloadGolden(t *testing.T) {
+	ks := New()
+	mustApply(t, ks, xadd("s", "5-1"), 0)
+	mustApply(t, ks, wire.XCfgSet{Base: base("s"), Duration: 60, MaxSize: 3}, 0)
+	mustApply(t, ks, wire.XIDMPRecord{Base: base("s"), PID: "p", IID: "i", ID: id(5, 1)}, 1000)
+	c := xadd("s", "*")
+	c.IDMP = wire.IDMP{PID: "p", IID: "j"}
+	mustApply(t, ks, c, 2000)
+	mustApply(t, ks, c, 2001)
+	// The record: 0e (tag 14) 78 (duration 60) 06 (maxsize 3) 04 (added
+	// 2) 02 (duplicates 1) 01 (one producer) 0170 ("p") 02 (two iids)
+	// 0169 ("i") 0501 (5-1) d00f (at 1000) 016a ("j") d00f00 (2000-0)
+	// a01f (at 2000).
+	const want = "0000003b086a6e58030000d00f0004000005010101000405010211020001020166017602cb0f0002016601760e780604020101700201690501d00f016ad00f00a01f00000000000000000000000003000000000000003b086a6e580153b61027c8658efdd1"
+	if got := hex.EncodeToString(dumpOf(t, ks, 0, "s")); got != want {
+		t.Errorf("DUMP payload with IDMP changed (the record layout is frozen):\n got %s\nwant %s", got, want)
+	}
 }
