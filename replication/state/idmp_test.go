@@ -244,6 +244,10 @@ func TestIDMPConfigDefaults(t *testing.T) {
 	if i := idmpInfo(t, ks, "new", 1000); i.Duration != 7 || i.MaxSize != 9 {
 		t.Fatalf("new stream %+v", i)
 	}
+	// The settings record: tag 15, zigzag 7 and 9 (layout frozen).
+	if !bytes.Contains(snap(t, ks), []byte{tagIDMPDefaults, 14, 18}) {
+		t.Fatal("no IDMP settings record 0f 0e 12 in the snapshot")
+	}
 	back := restoreSnap(t, snap(t, ks))
 	if d, s := back.IDMPDefaults(); d != 7 || s != 9 {
 		t.Fatalf("restored defaults %d %d", d, s)
