@@ -65,6 +65,12 @@ type Config struct {
 	StreamNodeMaxEntries int
 	// StreamNodeMaxBytes is "stream-node-max-bytes".
 	StreamNodeMaxBytes int
+	// StreamIDMPDuration is "stream-idmp-duration": how many seconds a new
+	// stream keeps an XADD IDMP iid (Redis 8.6).
+	StreamIDMPDuration int
+	// StreamIDMPMaxSize is "stream-idmp-maxsize": how many iids per
+	// producer a new stream keeps (Redis 8.6).
+	StreamIDMPMaxSize int
 	// Timeout is "timeout": close a client idle this many seconds (0 = never;
 	// blocked clients are exempt, as in Redis).
 	Timeout int
@@ -231,6 +237,8 @@ func Default() Config {
 		ProtoMaxBulkLen:      512 << 20,
 		StreamNodeMaxEntries: 100,
 		StreamNodeMaxBytes:   4096,
+		StreamIDMPDuration:   100,
+		StreamIDMPMaxSize:    100,
 		TCPKeepAlive:         300,
 		LogLevel:             "notice",
 		AppendFsync:          "always",

@@ -287,6 +287,26 @@ var directives = func() []*Directive {
 				return nil
 			}, engine: true, memory: true,
 			help: "bytes per stream node (0 = no limit)"},
+		{name: "stream-idmp-duration", get: func(c *Config) string { return strconv.Itoa(c.StreamIDMPDuration) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 1, 86400, false)
+				if err != nil {
+					return err
+				}
+				c.StreamIDMPDuration = int(n)
+				return nil
+			}, engine: true,
+			help: "seconds a new stream remembers an XADD IDMP/IDMPAUTO idempotent ID (XCFGSET changes one stream's)"},
+		{name: "stream-idmp-maxsize", get: func(c *Config) string { return strconv.Itoa(c.StreamIDMPMaxSize) },
+			set: func(c *Config, v string) error {
+				n, err := parseInt(v, 1, 10000, false)
+				if err != nil {
+					return err
+				}
+				c.StreamIDMPMaxSize = int(n)
+				return nil
+			}, engine: true,
+			help: "idempotent IDs a new stream remembers per producer, oldest evicted first (XCFGSET changes one stream's)"},
 		intParam("timeout", 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }, false).
 			doc("close a client idle this many seconds (0 = never; blocked clients are exempt)"),
 		intParam("tcp-keepalive", 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepAlive }, false).

@@ -173,6 +173,24 @@ func (s *Shard) NodeMaxBytes() int64 {
 	return s.ks.NodeMaxBytes()
 }
 
+// IDMPDefaults returns the keyspace's stream-idmp-duration and
+// stream-idmp-maxsize (CONFIG GET).
+func (s *Shard) IDMPDefaults() (durationS, maxSize int64) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ks.IDMPDefaults()
+}
+
+// IDMPExpiring returns up to count keys of database db, from cursor in
+// SCAN order, holding XADD IDMP iids expired by this node's clock, and the
+// cursor to go on from (0 at the end): the expiry sweep's query.
+func (s *Shard) IDMPExpiring(db int, cursor uint64, count int) ([]string, uint64) {
+	now := s.clock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ks.IDMPExpiring(db, cursor, count, max(now, s.ks.LastNow()))
+}
+
 // Ready reports why the shard cannot take writes now ("" when it can): it
 // is shut down, or this node does not lead its Raft group (a single node
 // leads from Open until Close; in a cluster, see also IsLeader).

@@ -39,7 +39,7 @@ func newAccessTimes() *accessTimes {
 // noTouch reports whether Redis looks op's keys up without touching them.
 func noTouch(op wire.Op) bool {
 	switch op.(type) {
-	case wire.Type, wire.TTL, wire.Exists, wire.MemoryUsage, wire.Expired:
+	case wire.Type, wire.TTL, wire.Exists, wire.MemoryUsage, wire.Expired, wire.IDMPExpired:
 		return true
 	}
 	return false

@@ -18,6 +18,9 @@ var keySpecOverrides = map[string][]string{
 	"xreadgroup": {"RW access update"}, // Redis 7.2 (7.0 said RO access)
 	"xdelex":     {"RW delete"},        // Redis 8.2
 	"xackdel":    {"RW update delete"}, // Redis 8.2
+	// Redis 8.6 (not in the 7.0 data).
+	"xcfgset":     {"RW update"},
+	"xidmprecord": {"RW update"},
 }
 
 // keySpecFlags returns the flags of the command's key specs (a full name:

@@ -17,6 +17,7 @@ func streamCommands() []*Command {
 	cmds = append(cmds, xinfoCommand())
 	cmds = append(cmds, xreadCommands()...)
 	cmds = append(cmds, xdelexCommands()...)
+	cmds = append(cmds, xidmpCommands()...)
 	return cmds
 }
 

@@ -23,6 +23,8 @@ func (s *Server) engineConfig(cfg *config.Config) {
 	}
 	cfg.StreamNodeMaxEntries = sh.NodeMaxEntries()
 	cfg.StreamNodeMaxBytes = int(sh.NodeMaxBytes())
+	d, m := sh.IDMPDefaults()
+	cfg.StreamIDMPDuration, cfg.StreamIDMPMaxSize = int(d), int(m)
 }
 
 // engineFromConfig proposes to shard i (led here) the replicated settings

@@ -239,7 +239,11 @@ var xinfo72Fields = map[string]bool{"active-time": true, "inactive": true}
 
 // dropXinfo72 removes the 7.2-only keyed fields anywhere in v and reports
 // whether it removed any.
-func dropXinfo72(v Value) (Value, bool) {
+func dropXinfo72(v Value) (Value, bool) { return dropXinfoFields(v, xinfo72Fields) }
+
+// dropXinfoFields removes the keyed fields named in fields anywhere in v
+// and reports whether it removed any.
+func dropXinfoFields(v Value, fields map[string]bool) (Value, bool) {
 	switch v.Kind {
 	case '*', '%':
 	default:
@@ -249,12 +253,12 @@ func dropXinfo72(v Value) (Value, bool) {
 	es := make([]Value, 0, len(v.Elems))
 	keyed := isKeyed(v)
 	for i := 0; i < len(v.Elems); i++ {
-		if keyed && i%2 == 0 && xinfo72Fields[v.Elems[i].Str] {
+		if keyed && i%2 == 0 && fields[v.Elems[i].Str] {
 			i++ // skip the value too
 			dropped = true
 			continue
 		}
-		e, d := dropXinfo72(v.Elems[i])
+		e, d := dropXinfoFields(v.Elems[i], fields)
 		dropped = dropped || d
 		es = append(es, e)
 	}

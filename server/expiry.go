@@ -34,6 +34,7 @@ func (s *Server) startKeyspaceTasks() {
 		t := time.NewTicker(expirySweepInterval)
 		defer t.Stop()
 		warned := false
+		var idmp idmpSweeper
 		for {
 			select {
 			case <-s.done:
@@ -43,6 +44,10 @@ func (s *Server) startKeyspaceTasks() {
 			if err := s.sweepExpired(); err != nil && !warned {
 				warned = true
 				s.log.Warn("expiry sweep failed", "err", err)
+			}
+			if err := idmp.tick(s); err != nil && !warned {
+				warned = true
+				s.log.Warn("IDMP iid sweep failed", "err", err)
 			}
 		}
 	}()

@@ -14,6 +14,9 @@ var redis8Only = map[string]redis8Row{
 	// §1.1.
 	"xdelex":  {arity: -5, flags: "write fast", acl: "@write @stream @fast", since: "8.2.0", keySpec: "RW delete"},
 	"xackdel": {arity: -6, flags: "write fast", acl: "@write @stream @fast", since: "8.2.0", keySpec: "RW update delete"},
+	// §3.1.
+	"xcfgset":     {arity: -2, flags: "write fast", acl: "@write @stream @fast", since: "8.6.0", keySpec: "RW update"},
+	"xidmprecord": {arity: 5, flags: "write denyoom fast", acl: "@write @stream @fast", since: "8.6.2", keySpec: "RW update"},
 }
 
 // redis8Row is what the spec says of a Redis 8 command's COMMAND INFO/DOCS
@@ -24,22 +27,6 @@ type redis8Row struct {
 }
 
 func isRedis8Only(name string) bool { _, ok := redis8Only[name]; return ok }
-
-// dropRedis8 removes the redis8Only commands from streamd's ACL CAT reply,
-// for the differential scripts.
-func dropRedis8(upper []string, v Value) (Value, bool) {
-	if len(upper) < 3 || upper[0] != "ACL" || !strings.EqualFold(upper[1], "CAT") || v.Kind != '*' {
-		return v, false
-	}
-	out := v
-	out.Elems = nil
-	for _, e := range v.Elems {
-		if !isRedis8Only(e.Str) {
-			out.Elems = append(out.Elems, e)
-		}
-	}
-	return out, len(out.Elems) != len(v.Elems)
-}
 
 // TestRedis8CommandInfo checks the Redis 8 rows of the command table, and
 // the key spec flags the ACL key rules use, against the spec.

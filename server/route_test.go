@@ -26,6 +26,8 @@ func TestCommandKeys(t *testing.T) {
 		{"XRANGE s - +", "s"},
 		{"XREVRANGE s + -", "s"},
 		{"XSETID s 1-1", "s"},
+		{"XCFGSET s IDMP-DURATION 1", "s"},
+		{"XIDMPRECORD s p i 1-1", "s"},
 		{"XACK s g 1-1", "s"},
 		{"XCLAIM s g c 0 1-1", "s"},
 		{"XAUTOCLAIM s g c 0 0", "s"},

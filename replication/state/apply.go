@@ -67,6 +67,12 @@ func (ks *Keyspace) apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.swapDB(c)
 	case wire.EngineLevel:
 		return ks.engineLevel(c)
+	case wire.XCfgSet:
+		return ks.xcfgset(c, nowMs)
+	case wire.XIDMPRecord:
+		return ks.xidmprecord(c, nowMs)
+	case wire.IDMPExpired:
+		return ks.idmpExpired(c, nowMs)
 	}
 	if res, err, ok := ks.applyGroupOp(cmd, nowMs); ok {
 		return res, err

@@ -56,6 +56,18 @@ func FuzzRestorePayload(f *testing.F) {
 	if got := resealDump(dumpRecords(payload, 4)); string(got) != string(payload) {
 		f.Fatalf("resealDump does not rebuild the payload:\n%x\n%x", got, payload)
 	}
+	// A stream with IDMP state: the key, its node and its IDMP record.
+	idmp := New()
+	for i, pid := range []string{"b", "a", "b"} {
+		x := xadd("i", "*")
+		x.IDMP = wire.IDMP{PID: pid, IID: string(rune('x' + i))}
+		idmp.Apply(x, int64(1000+i))
+	}
+	p, _ = idmp.Query(wire.Dump{Base: base("i")}, 3000)
+	f.Add(dumpRecords(p.([]byte), 3))
+	if got := resealDump(dumpRecords(p.([]byte), 3)); string(got) != string(p.([]byte)) {
+		f.Fatalf("resealDump does not rebuild the IDMP payload")
+	}
 	f.Add([]byte{})
 	f.Add([]byte{1, 3, 0, 0})
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -138,6 +138,9 @@ func (ks *Keyspace) expiredSweep(c wire.Expired, nowMs int64) (any, error) {
 // what still slips through.
 func (ks *Keyspace) configSet(c wire.ConfigSet) (any, error) {
 	name := strings.ToLower(c.Name)
+	if ok, err := ks.configSetIDMP(name, c.Value); ok {
+		return nil, err
+	}
 	switch name {
 	case "stream-node-max-entries":
 		v, err := strconv.ParseInt(c.Value, 10, 64)

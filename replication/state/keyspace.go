@@ -25,6 +25,9 @@ type Object struct {
 	Stream *streams.Stream
 	Groups groups.Set // consumer groups (zero value = none)
 	mem    int64      // bytes counted for the key (memory.go)
+	// IDMP is the idempotent-production state (idmp.go); nil = the
+	// default settings and nothing recorded.
+	IDMP *IDMP
 }
 
 // database is one logical database: keys and their expiry deadlines
@@ -73,6 +76,9 @@ type Keyspace struct {
 	acl []wire.ACLUser
 	// dirty lists the keys the write being applied touched (memory.go).
 	dirty []dirtyKey
+	// idmpDuration and idmpMaxSize are stream-idmp-duration and
+	// stream-idmp-maxsize: the settings a new stream starts with.
+	idmpDuration, idmpMaxSize int64
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.
@@ -80,7 +86,8 @@ const DefaultNodeMaxBytes = 4096
 
 // New returns an empty keyspace with Redis's default settings.
 func New() *Keyspace {
-	ks := &Keyspace{nodeMax: streams.DefaultNodeMaxEntries, nodeMaxBytes: DefaultNodeMaxBytes, counters: &Counters{}}
+	ks := &Keyspace{nodeMax: streams.DefaultNodeMaxEntries, nodeMaxBytes: DefaultNodeMaxBytes, counters: &Counters{},
+		idmpDuration: DefaultIDMPDuration, idmpMaxSize: DefaultIDMPMaxSize}
 	for i := range ks.dbs {
 		ks.dbs[i] = newDatabase()
 	}
@@ -147,6 +154,10 @@ func (ks *Keyspace) lookupWrite(db int, key string, nowMs int64) *Object {
 // absent) and returns its object.
 func (ks *Keyspace) createStream(db int, key string) *Object {
 	o := &Object{Stream: streams.New()}
+	if ks.idmpDuration != DefaultIDMPDuration || ks.idmpMaxSize != DefaultIDMPMaxSize {
+		// Redis gives a stream the settings in force when it is created.
+		o.IDMP = newIDMP(ks.idmpDuration, ks.idmpMaxSize)
+	}
 	d := ks.db(db)
 	d.add(key, o)
 	ks.touch(d, key, o)

@@ -46,6 +46,8 @@ type StreamHeader struct {
 	MaxDeletedEntryID    streams.ID
 	EntriesAdded         int64
 	RecordedFirstEntryID streams.ID
+	// IDMP is Redis 8.6's idmp-duration … iids-duplicates.
+	IDMP IDMPInfo
 }
 
 // StreamInfo is XINFO STREAM (not FULL), in Redis 7.2's field order.

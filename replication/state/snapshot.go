@@ -40,7 +40,8 @@ import (
 //	          | v delivery-ms | v delivery-count)...
 //	end       tagEnd
 //
-// A key's node and group records follow its key record.
+// A key's node and group records follow its key record. Records of later
+// features (snapshot_idmp.go) are written only when not at their defaults.
 //
 // Version 1 (read, and written only by tests) differs in two records: the
 // settings record has no engine level (level 0), and nodes are tagNode
@@ -114,6 +115,7 @@ func (ks *Keyspace) writeSnapshot(w io.Writer, version uint32) error {
 	}
 	sw.end()
 	sw.writeACL(ks.acl)
+	sw.writeIDMPDefaults(ks)
 
 	var keys []string
 	for i, d := range ks.dbs {
@@ -241,6 +243,7 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 		})
 		sw.end()
 	}
+	sw.idmp(o.IDMP)
 }
 
 // node writes a version 1 node record.
@@ -284,7 +287,8 @@ func (sw *snapWriter) node(key streams.ID, entries []streams.Entry, deleted []bo
 // never changed) and O(keys); consumer group PELs and the SCAN order are
 // copy-on-write btree clones. Like WriteSnapshot, it only reads ks.
 func (ks *Keyspace) Clone() *Keyspace {
-	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, level: ks.level, lastNow: ks.lastNow, counters: &Counters{}, acl: cloneACL(ks.acl)}
+	c := &Keyspace{nodeMax: ks.nodeMax, nodeMaxBytes: ks.nodeMaxBytes, level: ks.level, lastNow: ks.lastNow, counters: &Counters{}, acl: cloneACL(ks.acl),
+		idmpDuration: ks.idmpDuration, idmpMaxSize: ks.idmpMaxSize}
 	for i, d := range ks.dbs {
 		nd := &database{
 			keys:    make(map[string]*Object, len(d.keys)),
@@ -292,7 +296,7 @@ func (ks *Keyspace) Clone() *Keyspace {
 			order:   d.order.Clone(),
 		}
 		for k, o := range d.keys {
-			co := &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone()}
+			co := &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone()}
 			co.mem = keyMemory(k, co) // the copies' capacities differ
 			nd.mem += co.mem
 			nd.keys[k] = co

@@ -166,6 +166,9 @@ func (g *opGen) command(inExec bool) wire.Command {
 		if g.chance(0.3) {
 			c.Trim = g.trim(db, key)
 		}
+		if g.chance(0.3) {
+			c.IDMP = g.idmp()
+		}
 		return c
 	case x < 38:
 		return wire.XDel{Base: b, IDs: g.ids(db, key)}
@@ -269,8 +272,44 @@ func (g *opGen) command(inExec bool) wire.Command {
 			c.Ops = append(c.Ops, wire.XLen{Base: b})
 		}
 		return c
+	case x >= 97:
+		return g.idmpCommand(db, key)
 	}
 	return wire.XAdd{Base: b, ID: streams.IDSpec{Auto: true}, Fields: g.fields(), Trim: wire.Trim{Limit: -1}}
+}
+
+// idmp returns an IDMP clause from a few producers and iids, so that
+// duplicates, evictions and expiries all happen.
+func (g *opGen) idmp() wire.IDMP {
+	return wire.IDMP{PID: g.pick([]string{"p1", "p2", "p3"}), IID: "i" + strconv.Itoa(g.r.IntN(12))}
+}
+
+// idmpCommand returns an XCFGSET, XIDMPRECORD, a CONFIG SET of an IDMP
+// setting, an iid expiry sweep or an IDMP XADD.
+func (g *opGen) idmpCommand(db int, key string) wire.Command {
+	b := wire.Base{DB: db, Key: key}
+	switch g.r.IntN(6) {
+	case 5:
+		return wire.IDMPExpired{DB: db, Names: genKeys}
+	case 0:
+		c := wire.XCfgSet{Base: b}
+		if g.chance(0.6) {
+			c.Duration = int64(1 + g.r.IntN(3))
+		}
+		if c.Duration == 0 || g.chance(0.5) {
+			c.MaxSize = int64(1 + g.r.IntN(5))
+		}
+		return c
+	case 1:
+		m := g.idmp()
+		return wire.XIDMPRecord{Base: b, PID: m.PID, IID: m.IID, ID: g.someID(db, key)}
+	case 2:
+		if g.chance(0.5) {
+			return wire.ConfigSet{Name: "stream-idmp-duration", Value: strconv.Itoa(1 + g.r.IntN(3))}
+		}
+		return wire.ConfigSet{Name: "stream-idmp-maxsize", Value: strconv.Itoa(1 + g.r.IntN(5))}
+	}
+	return wire.XAdd{Base: b, ID: streams.IDSpec{Auto: true}, Fields: g.fields(), Trim: wire.Trim{Limit: -1}, IDMP: g.idmp()}
 }
 
 func wireConfigNodeMax(v string) wire.ConfigSet {

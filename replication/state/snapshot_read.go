@@ -164,6 +164,7 @@ func (sr *snapReader) body() (*Keyspace, error) {
 		ks.level = int64(level)
 	}
 	prevDB := -1
+	idmpDefaults := false
 	for sr.err == nil {
 		t := sr.byte()
 		if sr.err != nil || t == tagEnd {
@@ -171,6 +172,11 @@ func (sr *snapReader) body() (*Keyspace, error) {
 		}
 		if t == tagACL && prevDB == -1 && ks.acl == nil {
 			sr.readACL(ks)
+			continue
+		}
+		if t == tagIDMPDefaults && prevDB == -1 && !idmpDefaults {
+			idmpDefaults = true
+			sr.readIDMPDefaults(ks)
 			continue
 		}
 		if t != tagDB {
@@ -251,6 +257,7 @@ func (sr *snapReader) key(d *database) string {
 	for i := uint64(0); i < ngroups && sr.err == nil; i++ {
 		sr.group(name, o)
 	}
+	sr.readIDMP(name, o)
 	if sr.err != nil {
 		return ""
 	}

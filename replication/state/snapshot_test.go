@@ -41,6 +41,9 @@ func checkInvariants(t testing.TB, ks *Keyspace) {
 			if err := o.Groups.Check(); err != nil {
 				t.Fatalf("db %d key %q: %v", i, k, err)
 			}
+			if err := checkIDMP(o.IDMP); err != nil {
+				t.Fatalf("db %d key %q: %v", i, k, err)
+			}
 		}
 	}
 }
@@ -50,7 +53,8 @@ func checkInvariants(t testing.TB, ks *Keyspace) {
 // FULL, XRANGE, XINFO GROUPS and, per group, XPENDING (both forms) and
 // XINFO CONSUMERS; plus INFO keyspace and the settings.
 func view(ks *Keyspace, nowMs int64) []any {
-	out := []any{ks.NodeMaxEntries(), ks.NodeMaxBytes(), ks.LastNow()}
+	d, s := ks.IDMPDefaults()
+	out := []any{ks.NodeMaxEntries(), ks.NodeMaxBytes(), ks.LastNow(), d, s}
 	q := func(q wire.Query) {
 		res, err := ks.Query(q, nowMs)
 		if err != nil {

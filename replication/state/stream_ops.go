@@ -41,6 +41,11 @@ func (ks *Keyspace) xadd(c wire.XAdd, nowMs int64) (any, error) {
 	if o == nil && c.NoMkStream {
 		return nil, nil
 	}
+	if dup, ok := idmpDuplicate(o, c, nowMs); ok {
+		// Redis answers the recorded ID and changes nothing else: no
+		// entry, no trim, no wake-up.
+		return dup, nil
+	}
 	var s *streams.Stream
 	if o != nil {
 		s = o.Stream
@@ -59,6 +64,7 @@ func (ks *Keyspace) xadd(c wire.XAdd, nowMs int64) (any, error) {
 	// written by an earlier release, replayed from its start, splits nodes
 	// as that release did.
 	s.AppendNode(id, c.Fields, ks.nodeMax, ks.nodeMaxBytesInForce())
+	idmpRecord(o, c, id, nowMs)
 	if t, ok := ks.trimArgs(c.Trim, o); ok {
 		s.Trim(t)
 	}

@@ -17,6 +17,7 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 	s := o.Stream
 	if !q.Full {
 		info := StreamInfo{StreamHeader: streamHeader(s), Groups: int64(o.Groups.Len())}
+		info.IDMP = o.IDMP.info(nowMs)
 		if e, ok := s.First(); ok {
 			info.FirstEntry = &e
 		}
@@ -37,6 +38,7 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 		Entries: make([]streams.Entry, 0, capFor(s.Len(), limit)),
 		Groups:  []GroupFull{},
 	}
+	full.IDMP = o.IDMP.info(nowMs)
 	s.Ascend(streams.MinID, func(e streams.Entry) bool {
 		full.Entries = append(full.Entries, e)
 		return limit == 0 || len(full.Entries) < limit

@@ -123,6 +123,10 @@ const (
 	// Redis 8.2 reference-aware deletes (XDELEX, XACKDEL).
 	opXDelEx  opCode = 49
 	opXAckDel opCode = 50
+	// Idempotent production (XCFGSET, XIDMPRECORD, the iid expiry sweep).
+	opXCfgSet     opCode = 54
+	opXIDMPRecord opCode = 55
+	opIDMPExpired opCode = 56
 
 	// New codes go here, numbered on from the last one.
 )
@@ -146,6 +150,7 @@ var opNames = [...]string{
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
 	opEngineLevel: "EngineLevel",
 	opXDelEx: "XDelEx", opXAckDel: "XAckDel",
+	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord", opIDMPExpired: "IDMPExpired",
 }
 
 func (c opCode) String() string {

@@ -29,11 +29,11 @@ func adminSampleOps() []Op {
 	}
 }
 
-// allSampleOps is every sample: sampleOps, adminSampleOps, levelSampleOps
-// and refSampleOps.
+// allSampleOps is every sample: sampleOps, adminSampleOps, levelSampleOps,
+// refSampleOps and idmpSampleOps.
 func allSampleOps() []Op {
 	ops := append(append(sampleOps(), adminSampleOps()...), levelSampleOps()...)
-	return append(ops, refSampleOps()...)
+	return append(append(ops, refSampleOps()...), idmpSampleOps()...)
 }
 
 func TestAdminEffects(t *testing.T) {

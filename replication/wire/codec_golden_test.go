@@ -89,6 +89,8 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000005000, Cmds: []Command{EngineLevel{Level: 1}}}},
 		{"ref_ops", "Redis 8.2: XDELEX, XACKDEL in each mode; XADD/XTRIM with DELREF and ACKED",
 			Entry{NowMs: 1700000005000, Cmds: refSampleCommands()}},
+		{"idmp_ops", "XADD IDMP (with '*', with an explicit ID and MAXLEN), XCFGSET (both, each), XIDMPRECORD, an iid expiry sweep",
+			Entry{NowMs: 1700000005000, Cmds: idmpCommandSamples()}},
 	}
 }
 

@@ -5,7 +5,8 @@ package wire
 // s = string; id = ID; [x] = present only when its flag bit is set; xs =
 // count-prefixed list). Base is "db:v key:s".
 //
-//	XAdd                 f{NoMkStream,ID.Auto,ID.AutoSeq,ID.ID≠0} Base trim [ID.ID] fields:count-prefixed bytes
+//	XAdd                 f{NoMkStream,ID.Auto,ID.AutoSeq,ID.ID≠0,IDMP≠0} Base trim [ID.ID] fields:count-prefixed bytes
+//	                     [IDMP.PID IDMP.IID]
 //	XDel                 Base ids
 //	XTrim                Base trim
 //	XSetID               f{MaxDeletedID≠nil} Base LastID EntriesAdded:v [MaxDeletedID]
@@ -51,6 +52,9 @@ package wire
 //	EngineLevel          Level:v
 //	XDelEx               f{bits 0-1 Mode} Base ids
 //	XAckDel              f{bits 0-1 Mode} Base Group ids
+//	XCfgSet              f{Duration≠0,MaxSize≠0} Base [Duration:v] [MaxSize:v]
+//	XIDMPRecord          Base PID IID ID
+//	IDMPExpired          db:v names:strings
 //
 //	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1, 6-7 Ref} [MaxLen:v] [MinID] [Limit:v]
 //
@@ -117,7 +121,8 @@ func AppendOp(dst []byte, op Op) []byte {
 	switch o := op.(type) {
 	// Commands.
 	case XAdd:
-		f := bit(o.NoMkStream, 1) | bit(o.ID.Auto, 2) | bit(o.ID.AutoSeq, 4) | bit(!o.ID.ID.IsZero(), 8)
+		f := bit(o.NoMkStream, 1) | bit(o.ID.Auto, 2) | bit(o.ID.AutoSeq, 4) | bit(!o.ID.ID.IsZero(), 8) |
+			bit(!o.IDMP.IsZero(), 16)
 		dst = append(dst, byte(opXAdd), f)
 		dst = appendBase(dst, o.Base)
 		dst = appendTrim(dst, o.Trim)
@@ -128,6 +133,10 @@ func AppendOp(dst []byte, op Op) []byte {
 		for _, v := range o.Fields {
 			dst = binary.AppendUvarint(dst, uint64(len(v)))
 			dst = append(dst, v...)
+		}
+		if !o.IDMP.IsZero() {
+			dst = appendString(dst, o.IDMP.PID)
+			dst = appendString(dst, o.IDMP.IID)
 		}
 	case XDel:
 		dst = append(dst, byte(opXDel))
@@ -357,6 +366,8 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = appendVarint(dst, o.Level)
 	case XDelEx, XAckDel:
 		dst = appendRefOp(dst, o)
+	case XCfgSet, XIDMPRecord, IDMPExpired:
+		dst = appendIDMPOp(dst, o)
 	default:
 		panic(fmt.Sprintf("wire: AppendOp: no encoding for %T", op))
 	}
@@ -451,7 +462,7 @@ func (r *reader) opFields(code opCode) Op {
 	switch code {
 	// Commands.
 	case opXAdd:
-		f := r.flags(15)
+		f := r.flags(31)
 		o := XAdd{NoMkStream: f&1 != 0}
 		o.ID.Auto, o.ID.AutoSeq = f&2 != 0, f&4 != 0
 		o.Base = r.base()
@@ -462,6 +473,13 @@ func (r *reader) opFields(code opCode) Op {
 			}
 		}
 		o.Fields = r.byteStrings()
+		if f&16 != 0 {
+			o.IDMP.PID = r.str()
+			o.IDMP.IID = r.str()
+			if (o.IDMP.PID == "" || o.IDMP.IID == "") && r.err == nil {
+				r.malformed("empty IDMP producer or idempotent ID")
+			}
+		}
 		return o
 	case opXDel:
 		b := r.base()
@@ -668,6 +686,8 @@ func (r *reader) opFields(code opCode) Op {
 		return EngineLevel{Level: r.varint()}
 	case opXDelEx, opXAckDel:
 		return r.refOp(code)
+	case opXCfgSet, opXIDMPRecord, opIDMPExpired:
+		return r.idmpOp(code)
 	}
 	r.fail(fmt.Errorf("%w %d", ErrUnknownOp, code)) // a name in opNames without a case here
 	return nil

@@ -54,8 +54,10 @@ func (e Effects) modifyReady(keys ...string) Effects {
 }
 
 func (c XAdd) effects(res any, e Effects) Effects {
-	if res == nil {
-		return e // NOMKSTREAM on a missing key: nothing added
+	if _, dup := res.(IDMPDuplicate); res == nil || dup {
+		// NOMKSTREAM on a missing key or an IDMP duplicate: nothing
+		// added, nothing signalled.
+		return e
 	}
 	if len(e.Modified) == 0 && len(e.Ready) == 0 {
 		// The common case, one allocation: both lists are only read

@@ -79,13 +79,16 @@ type ReadStream struct {
 
 // ---- Commands (writes) ----
 
-// XAdd is XADD. Result: streams.ID, or nil when NOMKSTREAM and no key.
+// XAdd is XADD. Result: streams.ID, or nil when NOMKSTREAM and no key, or
+// IDMPDuplicate when the IDMP pair was already recorded.
 type XAdd struct {
 	Base
 	NoMkStream bool
 	Trim       Trim
 	ID         streams.IDSpec
 	Fields     [][]byte // field, value, field, value, ...
+	// IDMP is the IDMP pid iid clause (ops_idmp.go); zero when absent.
+	IDMP IDMP
 }
 
 // XDel is XDEL. Result: int64 deleted.

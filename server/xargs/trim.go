@@ -18,7 +18,8 @@ const (
 	ErrXAddArity      = resp.ErrorReply("ERR wrong number of arguments for 'xadd' command")
 )
 
-// XAdd parses XADD key [NOMKSTREAM] [KEEPREF|DELREF|ACKED] [MAXLEN|MINID
+// XAdd parses XADD key [NOMKSTREAM] [KEEPREF|DELREF|ACKED]
+// [IDMPAUTO pid | IDMP pid iid] [MAXLEN|MINID
 // [=|~] threshold [LIMIT count]] *|ms-*|ms-seq field value [field value ...]. The fields
 // alias args, which the stream then keeps: safe because the request reader
 // allocates every argument afresh.
@@ -38,6 +39,7 @@ func XAdd(args [][]byte) (wire.XAdd, resp.Reply) {
 		Trim:       a.trim,
 		ID:         a.id,
 		Fields:     args[a.next+1:],
+		IDMP:       a.idmp.clause(args[a.next+1:]),
 	}, nil
 }
 
@@ -56,6 +58,7 @@ type addTrim struct {
 	trim       wire.Trim
 	noMkStream bool
 	id         streams.IDSpec
+	idmp       idmpClause
 	// next is the index after the options: XADD's ID position (len(args)
 	// when no ID was reached), len(args) for XTRIM.
 	next int
@@ -120,6 +123,16 @@ func parseAddTrim(args [][]byte, xadd bool) (addTrim, resp.Reply) {
 		case !refGiven && isRefMode(opt):
 			a.trim.Ref, _ = refMode(opt)
 			refGiven = true
+		case xadd && isOpt(opt, "IDMPAUTO") && more > 0:
+			var r resp.Reply
+			if i, r = a.idmp.parse(args, i, true); r != nil {
+				return a, r
+			}
+		case xadd && isOpt(opt, "IDMP") && more > 1:
+			var r resp.Reply
+			if i, r = a.idmp.parse(args, i, false); r != nil {
+				return a, r
+			}
 		case xadd:
 			spec, err := streams.ParseIDSpec(opt)
 			if err != nil {
@@ -176,6 +189,10 @@ func (a addTrim) finish(xadd bool, limit int64, limitGiven bool) (addTrim, resp.
 		// XADD KEEPREF|DELREF|ACKED without trimming does nothing with
 		// it: logged as before Redis 8.2.
 		a.trim.Ref = wire.RefKeep
+	}
+	// Only "*": a client may not choose the ID of an idempotent entry.
+	if a.idmp.given && !a.id.Auto {
+		return a, ErrIDMPAutoID
 	}
 	return a, nil
 }

@@ -36,7 +36,7 @@ func field(name string, v resp.Reply) resp.KV {
 
 // streamHeader is the fields both XINFO STREAM forms start with.
 func streamHeader(h state.StreamHeader, more int) resp.Map {
-	m := make(resp.Map, 0, 7+more)
+	m := make(resp.Map, 0, 13+more)
 	return append(m,
 		field("length", resp.Int(h.Length)),
 		field("radix-tree-keys", resp.Int(h.RadixTreeKeys)),
@@ -45,6 +45,13 @@ func streamHeader(h state.StreamHeader, more int) resp.Map {
 		field("max-deleted-entry-id", ID(h.MaxDeletedEntryID)),
 		field("entries-added", resp.Int(h.EntriesAdded)),
 		field("recorded-first-entry-id", ID(h.RecordedFirstEntryID)),
+		// Redis 8.6: always present, in this order.
+		field("idmp-duration", resp.Int(h.IDMP.Duration)),
+		field("idmp-maxsize", resp.Int(h.IDMP.MaxSize)),
+		field("pids-tracked", resp.Int(h.IDMP.PidsTracked)),
+		field("iids-tracked", resp.Int(h.IDMP.IidsTracked)),
+		field("iids-added", resp.Int(h.IDMP.IidsAdded)),
+		field("iids-duplicates", resp.Int(h.IDMP.IidsDuplicates)),
 	)
 }
 

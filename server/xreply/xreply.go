@@ -9,6 +9,7 @@
 package xreply
 
 import (
+	"streamd/replication/wire"
 	"streamd/server/resp"
 	"streamd/streams"
 )
@@ -142,9 +143,12 @@ func Added(res any, err error) resp.Reply {
 	if err != nil {
 		return Error(err)
 	}
-	id, ok := res.(streams.ID)
-	if !ok {
-		return resp.Null{}
+	switch r := res.(type) {
+	case streams.ID:
+		return ID(r)
+	case wire.IDMPDuplicate:
+		// The recorded ID, as if just added (Redis 8.6).
+		return ID(r.ID)
 	}
-	return ID(id)
+	return resp.Null{}
 }
