@@ -97,6 +97,9 @@ type PEL struct {
 	// bigCounts holds the delivery counts of entries whose count is
 	// countBig, by ID; it is only ever looked up by ID.
 	bigCounts map[streams.ID]int64
+	// x is the delivery-time index and the NACK zone (time.go, nack.go);
+	// nil until the group is read with CLAIM or NACKed.
+	x *extra
 }
 
 // New returns an empty PEL.
@@ -183,6 +186,9 @@ func (p *PEL) Put(n NACK) (prev NACK, replaced bool) {
 	if replaced && old.owner != slot {
 		p.unindex(old.owner, n.ID)
 	}
+	if p.x != nil {
+		p.x.put(n.ID, old.DeliveryMs, replaced, n.DeliveryMs)
+	}
 	return prev, replaced
 }
 
@@ -197,6 +203,9 @@ func (p *PEL) Remove(id streams.ID) (NACK, bool) {
 		delete(p.bigCounts, id)
 	}
 	p.unindex(e.owner, id)
+	if p.x != nil {
+		p.x.remove(id, e.DeliveryMs)
+	}
 	return n, true
 }
 
@@ -222,8 +231,12 @@ func (p *PEL) RemoveConsumer(consumer string) int {
 	idx := p.owners[s].ids
 	n := idx.Len()
 	idx.Ascend(func(id streams.ID) bool {
-		if e, ok := p.nacks.Delete(entry{ID: id}); ok && e.count == countBig {
+		e, ok := p.nacks.Delete(entry{ID: id})
+		if ok && e.count == countBig {
 			delete(p.bigCounts, id)
+		}
+		if ok && p.x != nil {
+			p.x.remove(id, e.DeliveryMs)
 		}
 		return true
 	})
@@ -295,6 +308,9 @@ func (p *PEL) Clone() *PEL {
 	}
 	for name, s := range p.slots {
 		c.slots[name] = s
+	}
+	if p.x != nil {
+		c.x = p.x.clone()
 	}
 	if len(p.bigCounts) > 0 {
 		c.bigCounts = make(map[streams.ID]int64, len(p.bigCounts))
