@@ -118,6 +118,12 @@ const (
 	opACLDelUser opCode = 46
 	opACLLoad    opCode = 47
 
+	// Redis 8.4-8.10 consumer-group reads (ops_r8claim.go): XNACK, XREAD
+	// with MAXCOUNT/MAXSIZE, a blocked CLAIM read's wake-up time.
+	opXNack      opCode = 51
+	opXReadMax   opCode = 52
+	opXClaimWake opCode = 53
+
 	// New codes go here, numbered on from the last one.
 )
 
@@ -138,6 +144,7 @@ var opNames = [...]string{
 	opCopy: "Copy", opRestore: "Restore", opSwapDB: "SwapDB", opDump: "Dump",
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
+	opXNack: "XNack", opXReadMax: "XRead", opXClaimWake: "XClaimWake",
 }
 
 func (c opCode) String() string {

@@ -30,7 +30,9 @@ func adminSampleOps() []Op {
 }
 
 // allSampleOps is every sample: sampleOps and adminSampleOps.
-func allSampleOps() []Op { return append(sampleOps(), adminSampleOps()...) }
+func allSampleOps() []Op {
+	return append(append(sampleOps(), adminSampleOps()...), r8claimSampleOps()...)
+}
 
 func TestAdminEffects(t *testing.T) {
 	cases := []struct {
