@@ -72,15 +72,28 @@ func TestNackZoneSteps(t *testing.T) {
 	if got := byTimeIDs(p); !reflect.DeepEqual(got, []streams.ID{id(2), id(4), id(1), id(3)}) {
 		t.Fatalf("time order after claim %v", got)
 	}
-	if ms, ok := p.OldestDelivery(); !ok || ms != 0 {
+	if ms, ok := p.OldestDelivery(nil); !ok || ms != 0 {
 		t.Fatalf("oldest %d %v", ms, ok)
 	}
 	p.Remove(id(2))
-	if ms, ok := p.OldestDelivery(); !ok || ms != 96 {
+	if ms, ok := p.OldestDelivery(nil); !ok || ms != 96 {
 		t.Fatalf("oldest after ack %d %v", ms, ok)
 	}
 	if err := p.Check(); err != nil {
 		t.Fatal(err)
+	}
+	// Entries not live (deleted from the stream) are passed over, with or
+	// without the time index.
+	notLive := func(x streams.ID) bool { return x != id(4) }
+	for _, q := range []*PEL{p, func() *PEL {
+		c := New()
+		c.Put(NACK{ID: id(4), Consumer: "a", DeliveryMs: 96})
+		c.Put(NACK{ID: id(1), Consumer: "a", DeliveryMs: 99})
+		return c
+	}()} {
+		if ms, ok := q.OldestDelivery(notLive); !ok || ms != 99 {
+			t.Fatalf("oldest live %d %v", ms, ok)
+		}
 	}
 }
 

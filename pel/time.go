@@ -120,25 +120,35 @@ func (p *PEL) AscendByTime(fn func(NACK) bool) {
 	})
 }
 
-// OldestDelivery returns the earliest delivery time of the pending entries
-// (0 when the NACK zone is not empty: NACKed entries have delivery time 0),
-// and false when nothing is pending. It only reads: without a time index it
-// scans the PEL.
-func (p *PEL) OldestDelivery() (int64, bool) {
-	if p.Len() == 0 {
-		return 0, false
-	}
-	if p.x != nil && p.x.zone.Len() > 0 {
-		return 0, true
-	}
-	if p.x != nil && p.x.byTime != nil {
-		k, _ := p.x.byTime.Min()
-		return k.ms, true
-	}
+// OldestDelivery returns the earliest delivery time of the pending
+// entries for which live is true (live nil: all), in the order CLAIM walks
+// them (a NACKed entry counts as delivered at 0), and false when there is
+// none. It only reads: without a time index it scans the PEL.
+func (p *PEL) OldestDelivery(live func(streams.ID) bool) (int64, bool) {
+	ok := func(id streams.ID) bool { return live == nil || live(id) }
 	oldest, found := int64(0), false
+	if p.x != nil {
+		p.x.zone.Ascend(func(z zoneItem) bool {
+			found = ok(z.id)
+			return !found
+		})
+		if found {
+			return 0, true
+		}
+		if p.x.byTime != nil {
+			p.x.byTime.Ascend(func(k timeKey) bool {
+				oldest, found = k.ms, ok(k.id)
+				return !found
+			})
+			return oldest, found
+		}
+	}
 	p.nacks.Ascend(func(e entry) bool {
-		if !found || e.DeliveryMs < oldest {
+		if (!found || e.DeliveryMs < oldest) && ok(e.ID) {
 			oldest, found = e.DeliveryMs, true
+			if p.x != nil && p.Nacked(e.ID) {
+				oldest = 0
+			}
 		}
 		return true
 	})

@@ -25,7 +25,17 @@ type Blocking struct {
 	// so an entry added in between is seen by the try or wakes the wait).
 	// A non-nil Reply ends the command with it.
 	Prepare func(s *Server, p *Plan) Reply
+	// ClaimWake, for XREADGROUP ... CLAIM, asks when the oldest pending
+	// entry of its streams becomes idle enough to claim: the wait also
+	// ends then and the command is retried (a new log entry, so the claim
+	// uses the leader's time), as Redis checks blocked CLAIM clients in
+	// beforeSleep.
+	ClaimWake *wire.XClaimWake
 }
+
+// claimRetryFloor is the shortest wait before a CLAIM retry, so a
+// pending entry that stays unclaimable cannot make the wait spin.
+const claimRetryFloor = 5 * time.Millisecond
 
 // Errors a blocked XREADGROUP gets when its stream or group goes away, as
 // Redis's blocked.c sends them.
@@ -82,7 +92,16 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 			// entry): let the next waiter on the key try.
 			w.Done()
 		}
-		switch c.waitBlocked(deadline, w.Wake(), lost) {
+		until, claimAt := deadline, s.claimAt(b.ClaimWake)
+		if !claimAt.IsZero() && (until.IsZero() || claimAt.Before(until)) {
+			until = claimAt
+		}
+		r := c.waitBlocked(until, w.Wake(), lost)
+		if r == BlockTimeout && !until.Equal(deadline) {
+			woken = false // the claim timer, not a key: nothing to pass on
+			continue
+		}
+		switch r {
 		case BlockWoken:
 			woken = true
 		case BlockUnblockedError:
@@ -93,6 +112,24 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 			return NullArray{}
 		}
 	}
+}
+
+// claimAt is when a blocked CLAIM read should retry (zero: only on a
+// wake-up or the deadline).
+func (s *Server) claimAt(q *wire.XClaimWake) time.Time {
+	if q == nil {
+		return time.Time{}
+	}
+	res, err := s.keyShard(q.Names[0]).Query(*q)
+	ms, _ := res.(int64)
+	if err != nil || ms < 0 {
+		return time.Time{}
+	}
+	at := time.UnixMilli(ms)
+	if floor := time.Now().Add(claimRetryFloor); at.Before(floor) {
+		at = floor
+	}
+	return at
 }
 
 // emptyRead reports whether an XREAD/XREADGROUP answer has nothing to send,

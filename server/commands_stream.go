@@ -16,6 +16,7 @@ func streamCommands() []*Command {
 	cmds = append(cmds, xpendingCommand())
 	cmds = append(cmds, xinfoCommand())
 	cmds = append(cmds, xreadCommands()...)
+	cmds = append(cmds, xnackCommand())
 	return cmds
 }
 

@@ -11,7 +11,7 @@ import (
 // streamdOnly are the command table's rows Redis does not have: their
 // COMMAND DOCS/INFO come from the row (summary, since, group; the key spec
 // the legacy positions imply).
-var streamdOnly = map[string]bool{"raft": true, "streamd.onshard": true}
+var streamdOnly = map[string]bool{"raft": true, "streamd.onshard": true, "xnack": true}
 
 // implemented reports whether streamd has the command or subcommand: a
 // container's COMMAND DOCS and INFO list only streamd's subcommands, so the

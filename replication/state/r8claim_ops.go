@@ -109,7 +109,12 @@ func (ks *Keyspace) xclaimWake(q wire.XClaimWake, nowMs int64) (any, error) {
 		if g == nil {
 			continue
 		}
-		oldest, ok := g.PEL.OldestDelivery()
+		// Entries deleted from the stream are never claimed: they
+		// would wake the client for nothing.
+		oldest, ok := g.PEL.OldestDelivery(func(id streams.ID) bool {
+			_, live := o.Stream.Get(id)
+			return live
+		})
 		if !ok {
 			continue
 		}
