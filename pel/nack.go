@@ -44,7 +44,8 @@ func (p *PEL) Nack(id streams.ID, count int64) {
 // keeping its NACK as it is (snapshot restore: the entry is unowned with
 // delivery time 0). It reports false if id is not pending.
 func (p *PEL) MarkNacked(id streams.ID) bool {
-	if _, ok := p.nacks.Get(entry{ID: id}); !ok {
+	n, ok := p.Get(id)
+	if !ok {
 		return false
 	}
 	if p.x == nil {
@@ -54,8 +55,7 @@ func (p *PEL) MarkNacked(id streams.ID) bool {
 	if s, ok := x.zoneSeq[id]; ok {
 		x.zone.Delete(zoneItem{seq: s})
 	} else if x.byTime != nil {
-		e, _ := p.nacks.Get(entry{ID: id})
-		x.byTime.Delete(timeKey{e.DeliveryMs, id})
+		x.byTime.Delete(timeKey{n.DeliveryMs, id})
 	}
 	x.zoneSeq[id] = x.nextSeq
 	x.zone.ReplaceOrInsert(zoneItem{seq: x.nextSeq, id: id})
@@ -121,13 +121,13 @@ func (p *PEL) checkExtra() error {
 	if err != nil || x.byTime == nil {
 		return err
 	}
-	if x.byTime.Len()+x.zone.Len() != p.nacks.Len() {
-		return fmt.Errorf("pel: time index has %d entries, zone %d, PEL %d", x.byTime.Len(), x.zone.Len(), p.nacks.Len())
+	if x.byTime.Len()+x.zone.Len() != p.Len() {
+		return fmt.Errorf("pel: time index has %d entries, zone %d, PEL %d", x.byTime.Len(), x.zone.Len(), p.Len())
 	}
 	x.byTime.Ascend(func(k timeKey) bool {
-		e, ok := p.nacks.Get(entry{ID: k.id})
-		if !ok || e.DeliveryMs != k.ms {
-			err = fmt.Errorf("pel: time index has %s at %d, PEL %v %d", k.id, k.ms, ok, e.DeliveryMs)
+		n, ok := p.Get(k.id)
+		if !ok || n.DeliveryMs != k.ms {
+			err = fmt.Errorf("pel: time index has %s at %d, PEL %v %d", k.id, k.ms, ok, n.DeliveryMs)
 		}
 		return err == nil
 	})

@@ -6,6 +6,10 @@ import (
 	"streamd/streams"
 )
 
+// The time order and the NACK zone use only pel.go's exported API and
+// its mutation hooks (Put, Remove, RemoveConsumer call extra.put/remove;
+// Clone and Check call clone/checkExtra), not its containers.
+//
 // The delivery-time order of a PEL (Redis 8.4's pel_by_time, 8.6's time
 // list), which XREADGROUP ... CLAIM walks: oldest delivery first, after the
 // NACK zone (nack.go). It is derived state, a pure function of the PEL
@@ -89,9 +93,9 @@ func (p *PEL) buildTime() {
 		return
 	}
 	t := btree.NewG(btreeDegree, timeLess)
-	p.nacks.Ascend(func(e entry) bool {
-		if _, nacked := p.x.zoneSeq[e.ID]; !nacked {
-			t.ReplaceOrInsert(timeKey{e.DeliveryMs, e.ID})
+	p.Ascend(streams.MinID, func(n NACK) bool {
+		if _, nacked := p.x.zoneSeq[n.ID]; !nacked {
+			t.ReplaceOrInsert(timeKey{n.DeliveryMs, n.ID})
 		}
 		return true
 	})
@@ -143,12 +147,9 @@ func (p *PEL) OldestDelivery(live func(streams.ID) bool) (int64, bool) {
 			return oldest, found
 		}
 	}
-	p.nacks.Ascend(func(e entry) bool {
-		if (!found || e.DeliveryMs < oldest) && ok(e.ID) {
-			oldest, found = e.DeliveryMs, true
-			if p.x != nil && p.Nacked(e.ID) {
-				oldest = 0
-			}
+	p.Ascend(streams.MinID, func(n NACK) bool {
+		if (!found || n.DeliveryMs < oldest) && ok(n.ID) {
+			oldest, found = n.DeliveryMs, true
 		}
 		return true
 	})
