@@ -16,6 +16,7 @@ import (
 // needs neither, so any key pattern allows it.
 var keySpecOverrides = map[string][]string{
 	"xreadgroup": {"RW access update"}, // Redis 7.2 (7.0 said RO access)
+	"xnack":      {"RW update"},        // Redis 8.8 (not in the 7.0 data)
 }
 
 // keySpecFlags returns the flags of the command's key specs (a full name:
