@@ -161,3 +161,19 @@ func TestReadBudget(t *testing.T) {
 		t.Fatalf("wake at %d, want 52", w)
 	}
 }
+
+// TestNackZoneDumpRestore: DUMP carries the NACK zone (its record follows
+// the group's in the payload) and RESTORE brings it back in order.
+func TestNackZoneDumpRestore(t *testing.T) {
+	ks := groupKeyspace(t, 3)
+	mustApply(t, ks, wire.XReadGroup{Group: "g", Consumer: "c1", Streams: []wire.ReadStream{{Key: "s", New: true}}}, 100)
+	mustApply(t, ks, wire.XNack{Base: gbase("s"), Group: "g", Mode: wire.NackFail, IDs: []streams.ID{gid(3), gid(1)}, RetryCount: -1}, 200)
+	p := mustQuery(t, ks, wire.Dump{Base: gbase("s")}, 300).([]byte)
+	mustApply(t, ks, wire.Restore{Base: gbase("r"), Payload: p}, 300)
+	c := readClaim(0, 0)
+	c.Streams = []wire.ReadStream{{Key: "r", New: true}}
+	ids, _ := claimIDs(t, mustApply(t, ks, c, 400))
+	if !reflect.DeepEqual(ids, []streams.ID{gid(3), gid(1), gid(2)}) {
+		t.Fatalf("restored zone order: %v", ids)
+	}
+}
