@@ -7,6 +7,7 @@ import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/router"
+	"streamd/server/xargs"
 )
 
 // Blocking makes a plan wait for its keys when its first answer is empty
@@ -36,6 +37,11 @@ type Blocking struct {
 // claimRetryFloor is the shortest wait before a CLAIM retry, so a
 // pending entry that stays unclaimable cannot make the wait spin.
 const claimRetryFloor = 5 * time.Millisecond
+
+// claimIdlePoll is the shortest wait before a CLAIM retry when nothing is
+// pending (a small min-idle-time would otherwise poll the state machine
+// in a tight loop).
+const claimIdlePoll = 100 * time.Millisecond
 
 // Errors a blocked XREADGROUP gets when its stream or group goes away, as
 // Redis's blocked.c sends them.
@@ -115,18 +121,33 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 }
 
 // claimAt is when a blocked CLAIM read should retry (zero: only on a
-// wake-up or the deadline).
+// wake-up or the deadline): when its oldest pending entry becomes idle
+// enough or, with nothing pending (another consumer's read adds entries
+// without waking anyone), min-idle-time from now, as Redis's beforeSleep
+// check; never sooner than claimRetryFloor, nor, with nothing pending,
+// than claimIdlePoll.
 func (s *Server) claimAt(q *wire.XClaimWake) time.Time {
 	if q == nil {
 		return time.Time{}
 	}
 	res, err := s.keyShard(q.Names[0]).Query(*q)
-	ms, _ := res.(int64)
-	if err != nil || ms < 0 {
+	if err != nil {
 		return time.Time{}
 	}
+	now := time.Now()
+	ms, _ := res.(int64)
+	if ms < 0 {
+		wait := claimIdlePoll
+		if q.MinIdleMs > claimIdlePoll.Milliseconds() {
+			wait = xargs.DurationMs(q.MinIdleMs)
+			if wait == 0 {
+				return time.Time{} // beyond any deadline
+			}
+		}
+		return now.Add(wait)
+	}
 	at := time.UnixMilli(ms)
-	if floor := time.Now().Add(claimRetryFloor); at.Before(floor) {
+	if floor := now.Add(claimRetryFloor); at.Before(floor) {
 		at = floor
 	}
 	return at

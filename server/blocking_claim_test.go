@@ -82,3 +82,28 @@ func TestXReadGroupClaimBlockWokenByIdleTimer(t *testing.T) {
 		t.Fatalf("claimed %s", v)
 	}
 }
+
+// TestXReadGroupClaimBlockNothingPending: blocked with nothing pending, the
+// client still retries after min-idle-time, so an entry made pending
+// meanwhile without waking anyone (here XCLAIM FORCE; another consumer's
+// read is the same) is claimed once idle enough.
+func TestXReadGroupClaimBlockNothingPending(t *testing.T) {
+	_, addr := startTestServer(t, nil)
+	r, w := dial(t, addr), dial(t, addr)
+	mustDo(t, w, "XADD", "bp", "1-0", "f", "v")
+	mustDo(t, w, "XGROUP", "CREATE", "bp", "g", "$")
+	if err := r.Send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "20000", "CLAIM", "200", "STREAMS", "bp", ">"); err != nil {
+		t.Fatal(err)
+	}
+	waitBlocked(t, w, 1)
+	if got := mustDo(t, w, "XCLAIM", "bp", "g", "c1", "0", "1-0", "FORCE", "JUSTID"); got != `["1-0"]` {
+		t.Fatalf("XCLAIM FORCE: %s", got)
+	}
+	v, err := r.Receive(15 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, idle, count := claimRow(t, streamEntries(t, v)[0]); id != "1-0" || idle < 200 || count != 1 {
+		t.Fatalf("claimed %s", v)
+	}
+}
