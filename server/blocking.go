@@ -104,7 +104,10 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 		}
 		r := c.waitBlocked(until, w.Wake(), lost)
 		if r == BlockTimeout && !until.Equal(deadline) {
-			woken = false // the claim timer, not a key: nothing to pass on
+			// The claim timer, not a key: nothing to pass on, and for
+			// the slow log the wait ended as if woken.
+			woken = false
+			c.slow.notWoken = false
 			continue
 		}
 		switch r {
