@@ -225,3 +225,19 @@ func TestXReadMaxCountMaxSize(t *testing.T) {
 		}
 	}
 }
+
+// TestXReadGroupClaimInMulti: inside MULTI a CLAIM read replies in the CLAIM
+// form too, and a BLOCK with nothing to serve answers null at once.
+func TestXReadGroupClaimInMulti(t *testing.T) {
+	_, addr := startTestServer(t, nil)
+	c := dial(t, addr)
+	mustDo(t, c, "XADD", "m", "1-0", "f", "v")
+	mustDo(t, c, "XGROUP", "CREATE", "m", "g", "0")
+	mustDo(t, c, "MULTI")
+	mustDo(t, c, "XREADGROUP", "GROUP", "g", "c", "CLAIM", "0", "STREAMS", "m", ">")
+	mustDo(t, c, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "CLAIM", "1000000", "STREAMS", "m", ">")
+	mustDo(t, c, "XNACK", "m", "g", "FAIL", "IDS", "1", "1-0")
+	if got := mustDo(t, c, "EXEC"); got != `[[["m", [["1-0", ["f", "v"], (integer) 0, (integer) 0]]]], (nil array), (integer) 1]` {
+		t.Fatalf("EXEC: %s", got)
+	}
+}
