@@ -81,7 +81,8 @@ func (g *Group) Claim(s *streams.Stream, consumer string, a ClaimArgs, nowMs int
 			n = pel.NACK{ID: id, DeliveryMs: nowMs, DeliveryCount: 1}
 			forced = true
 		}
-		if !forced && a.MinIdleMs > 0 && nowMs-n.DeliveryMs < a.MinIdleMs {
+		// An unowned (XNACKed) entry skips the min-idle check (8.8).
+		if !forced && a.MinIdleMs > 0 && nowMs-n.DeliveryMs < a.MinIdleMs && !g.PEL.Nacked(id) {
 			continue
 		}
 		n.DeliveryMs = deliveryMs
@@ -140,7 +141,7 @@ func (g *Group) AutoClaim(s *streams.Stream, consumer string, minIdleMs int64, s
 			count-- // deleted IDs count toward the reply size limit
 			continue
 		}
-		if minIdleMs > 0 && nowMs-n.DeliveryMs < minIdleMs {
+		if minIdleMs > 0 && nowMs-n.DeliveryMs < minIdleMs && !g.PEL.Nacked(n.ID) {
 			continue
 		}
 		n.DeliveryMs = nowMs

@@ -141,7 +141,7 @@ func (g *Group) Check() error {
 	}
 	var err error
 	g.PEL.Ascend(streams.MinID, func(n pel.NACK) bool {
-		if g.Consumer(n.Consumer) == nil {
+		if g.Consumer(n.Consumer) == nil && !g.PEL.Nacked(n.ID) {
 			err = fmt.Errorf("group %q: %s owned by unknown consumer %q", g.Name, n.ID, n.Consumer)
 		}
 		return err == nil

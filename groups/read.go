@@ -15,6 +15,14 @@ import (
 // backwards, is taken over and reset) and sets the consumer's active-time.
 // It returns nil when there was nothing new.
 func (g *Group) ReadNew(s *streams.Stream, consumer string, count int64, noAck bool, nowMs int64) []streams.Entry {
+	return g.ReadNewLimit(s, consumer, count, noAck, nowMs, nil)
+}
+
+// ReadNewLimit is ReadNew that asks allow, when not nil, before delivering
+// each entry and stops when it says no (Redis 8.10's MAXCOUNT and MAXSIZE):
+// an entry not allowed is neither delivered nor pending, and the group's
+// last-delivered-id stays before it.
+func (g *Group) ReadNewLimit(s *streams.Stream, consumer string, count int64, noAck bool, nowMs int64, allow func(streams.Entry) bool) []streams.Entry {
 	c := g.touchConsumer(consumer, nowMs)
 	// Redis serves the read only if the last live entry is past the
 	// group's last-delivered-id (streamLastValidID).
@@ -25,6 +33,9 @@ func (g *Group) ReadNew(s *streams.Stream, consumer string, count int64, noAck b
 	start, _ := g.LastID.Next() // cannot overflow: last.ID > LastID
 	var out []streams.Entry
 	s.Ascend(start, func(e streams.Entry) bool {
+		if allow != nil && !allow(e) {
+			return false
+		}
 		g.advance(s, e.ID)
 		out = append(out, e)
 		if !noAck {
@@ -45,6 +56,12 @@ func (g *Group) ReadNew(s *streams.Stream, consumer string, count int64, noAck b
 // left as it was. The result is never nil: Redis replies with the stream and
 // an empty array when there is no history.
 func (g *Group) ReadHistory(s *streams.Stream, consumer string, after streams.ID, count int64, nowMs int64) []streams.Entry {
+	return g.ReadHistoryLimit(s, consumer, after, count, nowMs, nil)
+}
+
+// ReadHistoryLimit is ReadHistory that asks allow, when not nil, before
+// serving each entry and stops when it says no (MAXCOUNT, MAXSIZE).
+func (g *Group) ReadHistoryLimit(s *streams.Stream, consumer string, after streams.ID, count int64, nowMs int64, allow func(streams.Entry) bool) []streams.Entry {
 	c := g.touchConsumer(consumer, nowMs)
 	out := []streams.Entry{}
 	start, ok := after.Next()
@@ -59,7 +76,13 @@ func (g *Group) ReadHistory(s *streams.Stream, consumer string, after streams.ID
 	for _, n := range nacks {
 		e, ok := s.Get(n.ID)
 		if !ok {
-			out = append(out, streams.Entry{ID: n.ID})
+			e = streams.Entry{ID: n.ID}
+		}
+		if allow != nil && !allow(e) {
+			break
+		}
+		if !ok {
+			out = append(out, e)
 			continue
 		}
 		out = append(out, e)
@@ -95,7 +118,8 @@ func (g *Group) PendingRange(start, end streams.ID, count int64, consumer string
 		if end.Less(n.ID) {
 			return false
 		}
-		if minIdleMs != 0 && nowMs-n.DeliveryMs < minIdleMs {
+		// A NACKed entry (Redis 8.8) is never left out by IDLE.
+		if minIdleMs != 0 && nowMs-n.DeliveryMs < minIdleMs && !g.PEL.Nacked(n.ID) {
 			return true
 		}
 		out = append(out, n)

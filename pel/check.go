@@ -83,7 +83,7 @@ func (p *PEL) Check() error {
 	if indexed != p.nacks.Len() {
 		return fmt.Errorf("pel: %d IDs indexed for %d NACKs", indexed, p.nacks.Len())
 	}
-	return nil
+	return p.checkExtra()
 }
 
 // checkSlots verifies the consumer table: each used slot is named once in

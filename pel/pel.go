@@ -92,6 +92,9 @@ type PEL struct {
 	bigCounts map[streams.ID]int64
 	// indexMem is the sum of the consumer indexes' tree.mem.
 	indexMem int64
+	// x is the delivery-time index and the NACK zone (time.go, nack.go);
+	// nil until the group is read with CLAIM or NACKed.
+	x *extra
 }
 
 // New returns an empty PEL.
@@ -179,6 +182,9 @@ func (p *PEL) Put(n NACK) (prev NACK, replaced bool) {
 	if replaced && old.owner != slot {
 		p.unindex(old.owner, n.ID)
 	}
+	if p.x != nil {
+		p.x.put(n.ID, old.DeliveryMs, replaced, n.DeliveryMs)
+	}
 	return prev, replaced
 }
 
@@ -194,6 +200,9 @@ func (p *PEL) Remove(id streams.ID) (NACK, bool) {
 		delete(p.bigCounts, id)
 	}
 	p.unindex(e.owner, id)
+	if p.x != nil {
+		p.x.remove(id, e.DeliveryMs)
+	}
 	return n, true
 }
 
@@ -220,8 +229,12 @@ func (p *PEL) RemoveConsumer(consumer string) int {
 	n := idx.Len()
 	idx.ascend(streams.MinID, func(id streams.ID, _ struct{}) bool {
 		// Mutation point: delete (each entry of the consumer).
-		if e, ok := p.nacks.delete(id); ok && e.count == countBig {
+		e, ok := p.nacks.delete(id)
+		if ok && e.count == countBig {
 			delete(p.bigCounts, id)
+		}
+		if ok && p.x != nil {
+			p.x.remove(id, e.DeliveryMs)
 		}
 		return true
 	})
@@ -293,6 +306,9 @@ func (p *PEL) Clone() *PEL {
 	}
 	for name, s := range p.slots {
 		c.slots[name] = s
+	}
+	if p.x != nil {
+		c.x = p.x.clone()
 	}
 	if len(p.bigCounts) > 0 {
 		c.bigCounts = make(map[streams.ID]int64, len(p.bigCounts))

@@ -21,6 +21,7 @@ var keySpecOverrides = map[string][]string{
 	// Redis 8.6 (not in the 7.0 data).
 	"xcfgset":     {"RW update"},
 	"xidmprecord": {"RW update"},
+	"xnack":       {"RW update"}, // Redis 8.8 (not in the 7.0 data)
 }
 
 // keySpecFlags returns the flags of the command's key specs (a full name:

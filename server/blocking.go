@@ -7,6 +7,7 @@ import (
 	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/server/router"
+	"streamd/server/xargs"
 )
 
 // Blocking makes a plan wait for its keys when its first answer is empty
@@ -25,7 +26,22 @@ type Blocking struct {
 	// so an entry added in between is seen by the try or wakes the wait).
 	// A non-nil Reply ends the command with it.
 	Prepare func(s *Server, p *Plan) Reply
+	// ClaimWake, for XREADGROUP ... CLAIM, asks when the oldest pending
+	// entry of its streams becomes idle enough to claim: the wait also
+	// ends then and the command is retried (a new log entry, so the claim
+	// uses the leader's time), as Redis checks blocked CLAIM clients in
+	// beforeSleep.
+	ClaimWake *wire.XClaimWake
 }
+
+// claimRetryFloor is the shortest wait before a CLAIM retry, so a
+// pending entry that stays unclaimable cannot make the wait spin.
+const claimRetryFloor = 5 * time.Millisecond
+
+// claimIdlePoll is the shortest wait before a CLAIM retry when nothing is
+// pending (a small min-idle-time would otherwise poll the state machine
+// in a tight loop).
+const claimIdlePoll = 100 * time.Millisecond
 
 // Errors a blocked XREADGROUP gets when its stream or group goes away, as
 // Redis's blocked.c sends them.
@@ -82,7 +98,19 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 			// entry): let the next waiter on the key try.
 			w.Done()
 		}
-		switch c.waitBlocked(deadline, w.Wake(), lost) {
+		until, claimAt := deadline, s.claimAt(b.ClaimWake)
+		if !claimAt.IsZero() && (until.IsZero() || claimAt.Before(until)) {
+			until = claimAt
+		}
+		r := c.waitBlocked(until, w.Wake(), lost)
+		if r == BlockTimeout && !until.Equal(deadline) {
+			// The claim timer, not a key: nothing to pass on, and for
+			// the slow log the wait ended as if woken.
+			woken = false
+			c.slow.notWoken = false
+			continue
+		}
+		switch r {
 		case BlockWoken:
 			woken = true
 		case BlockUnblockedError:
@@ -93,6 +121,39 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 			return NullArray{}
 		}
 	}
+}
+
+// claimAt is when a blocked CLAIM read should retry (zero: only on a
+// wake-up or the deadline): when its oldest pending entry becomes idle
+// enough or, with nothing pending (another consumer's read adds entries
+// without waking anyone), min-idle-time from now, as Redis's beforeSleep
+// check; never sooner than claimRetryFloor, nor, with nothing pending,
+// than claimIdlePoll.
+func (s *Server) claimAt(q *wire.XClaimWake) time.Time {
+	if q == nil {
+		return time.Time{}
+	}
+	res, err := s.keyShard(q.Names[0]).Query(*q)
+	if err != nil {
+		return time.Time{}
+	}
+	now := time.Now()
+	ms, _ := res.(int64)
+	if ms < 0 {
+		wait := claimIdlePoll
+		if q.MinIdleMs > claimIdlePoll.Milliseconds() {
+			wait = xargs.DurationMs(q.MinIdleMs)
+			if wait == 0 {
+				return time.Time{} // beyond any deadline
+			}
+		}
+		return now.Add(wait)
+	}
+	at := time.UnixMilli(ms)
+	if floor := now.Add(claimRetryFloor); at.Before(floor) {
+		at = floor
+	}
+	return at
 }
 
 // emptyRead reports whether an XREAD/XREADGROUP answer has nothing to send,

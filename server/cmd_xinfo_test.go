@@ -191,11 +191,11 @@ func TestStreamCmdXINFOFullFormat(t *testing.T) {
 		"$13|idmp-duration|:100|$12|idmp-maxsize|:100|$12|pids-tracked|:0|$12|iids-tracked|:0|$10|iids-added|:0|$15|iids-duplicates|:0|" +
 		"$7|entries|*1|*2|$3|1-1|*2|$1|f|$1|v|" +
 		"$6|groups|*2|" +
-		"%7|$4|name|$1|g|$17|last-delivered-id|$3|0-0|$12|entries-read|_|$3|lag|_|$9|pel-count|:1|" +
+		"%8|$4|name|$1|g|$17|last-delivered-id|$3|0-0|$12|entries-read|_|$3|lag|_|$9|pel-count|:1|$12|nacked-count|:0|" +
 		"$7|pending|*1|*4|$3|1-1|$1|c|:100|:3|" +
 		"$9|consumers|*1|%5|$4|name|$1|c|$9|seen-time|:100|$11|active-time|:90|$9|pel-count|:1|" +
 		"$7|pending|*1|*3|$3|1-1|:100|:3|" +
-		"%7|$4|name|$2|g4|$17|last-delivered-id|$3|5-0|$12|entries-read|:3|$3|lag|:0|$9|pel-count|:0|" +
+		"%8|$4|name|$2|g4|$17|last-delivered-id|$3|5-0|$12|entries-read|:3|$3|lag|:0|$9|pel-count|:0|$12|nacked-count|:0|" +
 		"$7|pending|*0|$9|consumers|*0|")
 	p := mustPlan(t, "XINFO STREAM s FULL")
 	if got := render(p.Format(fi, nil), 3); got != want {
@@ -203,7 +203,7 @@ func TestStreamCmdXINFOFullFormat(t *testing.T) {
 	}
 	// RESP2 flattens every map into an array of twice its length.
 	got2 := render(p.Format(fi, nil), 2)
-	if !strings.HasPrefix(got2, "*30\r\n") || !strings.Contains(got2, "*14\r\n$4\r\nname\r\n$1\r\ng\r\n") ||
+	if !strings.HasPrefix(got2, "*30\r\n") || !strings.Contains(got2, "*16\r\n$4\r\nname\r\n$1\r\ng\r\n") ||
 		!strings.Contains(got2, "*10\r\n$4\r\nname\r\n$1\r\nc\r\n") {
 		t.Errorf("RESP2 %q", got2)
 	}

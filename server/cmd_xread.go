@@ -10,7 +10,8 @@ import (
 	"streamd/streams"
 )
 
-// cmdXREAD plans XREAD [COUNT n] [BLOCK ms] STREAMS key… id…. "$" reads
+// cmdXREAD plans XREAD [COUNT n] [MAXCOUNT n] [MAXSIZE n] [BLOCK ms]
+// STREAMS key… id…. "$" reads
 // after the stream's last ID at the time of the command: nothing now, so the
 // first try reads after the maximum ID for it, and a blocking read resolves
 // it (wire.LastIDs) once subscribed, keeping it across wake-ups. "+" reads
@@ -24,7 +25,8 @@ func cmdXREAD(c *Client, args [][]byte) (*Plan, Reply) {
 	if r != nil {
 		return nil, r
 	}
-	p := &Plan{Op: wire.XRead{DB: c.DB(), Count: a.Count, Streams: rs}, Format: xreadFormat(c)}
+	p := &Plan{Op: wire.XRead{DB: c.DB(), Count: a.Count, Streams: rs, MaxCount: a.MaxCount, MaxSize: a.MaxSize},
+		Format: xreadFormat(c)}
 	if a.Block {
 		p.Block = &Blocking{Timeout: a.Timeout}
 		if len(dollar) > 0 {
@@ -59,9 +61,11 @@ func resolveDollar(s *Server, p *Plan, dollar []int) Reply {
 	return nil
 }
 
-// cmdXREADGROUP plans XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK]
-// STREAMS key… id…. ">" reads entries never delivered to the group; any
-// other ID reads the consumer's pending history (never blocks).
+// cmdXREADGROUP plans XREADGROUP GROUP g c [COUNT n] [MAXCOUNT n] [MAXSIZE
+// n] [BLOCK ms] [CLAIM min-idle-time] [NOACK] STREAMS key… id…. ">" reads
+// entries never delivered to the group (after claiming idle pending ones
+// with CLAIM); any other ID reads the consumer's pending history (never
+// blocks).
 func cmdXREADGROUP(c *Client, args [][]byte) (*Plan, Reply) {
 	a, r := xargs.ParseRead(args, true, time.Now().UnixMilli())
 	if r != nil {
@@ -71,10 +75,15 @@ func cmdXREADGROUP(c *Client, args [][]byte) (*Plan, Reply) {
 	if r != nil {
 		return nil, groupCheckedError(c, a, at, r)
 	}
-	p := &Plan{Op: wire.XReadGroup{DB: c.DB(), Group: string(a.Group), Consumer: string(a.Consumer),
-		Count: a.Count, NoAck: a.NoAck, Streams: rs}, Format: xreadFormat(c)}
+	op := wire.XReadGroup{DB: c.DB(), Group: string(a.Group), Consumer: string(a.Consumer),
+		Count: a.Count, NoAck: a.NoAck, Streams: rs, Claim: a.Claim, MinIdleMs: a.MinIdleMs,
+		MaxCount: a.MaxCount, MaxSize: a.MaxSize}
+	p := &Plan{Op: op, Format: xreadFormat(c)}
 	if a.Block {
 		p.Block = &Blocking{Timeout: a.Timeout, Group: true}
+		if w, ok := claimWake(op); ok {
+			p.Block.ClaimWake = &w
+		}
 	}
 	return p, nil
 }
@@ -107,4 +116,22 @@ func groupCheckedError(c *Client, a *xargs.Read, i int, idErr Reply) Reply {
 // client's protocol at the time of the answer.
 func xreadFormat(c *Client) func(any, error) Reply {
 	return func(res any, err error) Reply { return xreply.Read(res, err, c.Proto()) }
+}
+
+// claimWake is the query a blocked XREADGROUP ... CLAIM asks before each
+// wait: when its oldest pending entry becomes idle enough. CLAIM applies to
+// the ">" streams listed before the first history stream (Redis turns it
+// off for the rest of the command there); ok is false when there are none.
+func claimWake(op wire.XReadGroup) (wire.XClaimWake, bool) {
+	if !op.Claim {
+		return wire.XClaimWake{}, false
+	}
+	w := wire.XClaimWake{DB: op.DB, Group: op.Group, MinIdleMs: op.MinIdleMs}
+	for _, rs := range op.Streams {
+		if !rs.New {
+			break
+		}
+		w.Names = append(w.Names, rs.Key)
+	}
+	return w, len(w.Names) > 0
 }

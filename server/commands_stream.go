@@ -18,6 +18,7 @@ func streamCommands() []*Command {
 	cmds = append(cmds, xreadCommands()...)
 	cmds = append(cmds, xdelexCommands()...)
 	cmds = append(cmds, xidmpCommands()...)
+	cmds = append(cmds, xnackCommand())
 	return cmds
 }
 

@@ -234,8 +234,9 @@ func normTimes(v Value) Value {
 // xinfo72Fields are the consumer fields Redis 7.2 added to XINFO CONSUMERS
 // and XINFO STREAM FULL; a 7.0 reference server lacks them, so they are
 // dropped from streamd's replies (a deliberate, counted difference). 7.0.15
-// already has recorded-first-entry-id, which is compared.
-var xinfo72Fields = map[string]bool{"active-time": true, "inactive": true}
+// already has recorded-first-entry-id, which is compared. Redis 8 fields
+// (8.8's nacked-count) are dropped the same way.
+var xinfo72Fields = map[string]bool{"active-time": true, "inactive": true, "nacked-count": true}
 
 // dropXinfo72 removes the 7.2-only keyed fields anywhere in v and reports
 // whether it removed any.

@@ -15,7 +15,9 @@ var redis8Only = map[string]redis8Row{
 	"xdelex":  {arity: -5, flags: "write fast", acl: "@write @stream @fast", since: "8.2.0", keySpec: "RW delete"},
 	"xackdel": {arity: -6, flags: "write fast", acl: "@write @stream @fast", since: "8.2.0", keySpec: "RW update delete"},
 	// §3.1.
-	"xcfgset":     {arity: -2, flags: "write fast", acl: "@write @stream @fast", since: "8.6.0", keySpec: "RW update"},
+	"xcfgset": {arity: -2, flags: "write fast", acl: "@write @stream @fast", since: "8.6.0", keySpec: "RW update"},
+	// §4.1.
+	"xnack":       {arity: -7, flags: "write fast", acl: "@write @stream @fast", since: "8.8.0", keySpec: "RW update"},
 	"xidmprecord": {arity: 5, flags: "write denyoom fast", acl: "@write @stream @fast", since: "8.6.2", keySpec: "RW update"},
 }
 

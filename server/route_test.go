@@ -31,6 +31,7 @@ func TestCommandKeys(t *testing.T) {
 		{"XACK s g 1-1", "s"},
 		{"XCLAIM s g c 0 1-1", "s"},
 		{"XAUTOCLAIM s g c 0 0", "s"},
+		{"XNACK s g FAIL IDS 1 1-1", "s"},
 		{"XPENDING s g", "s"},
 		{"XGROUP CREATE s g $", "s"},
 		{"XGROUP CREATECONSUMER s g c", "s"},

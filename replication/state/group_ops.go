@@ -56,6 +56,8 @@ func (ks *Keyspace) applyGroupOp(cmd wire.Command, nowMs int64) (res any, err er
 		res, err = ks.xclaim(c, nowMs)
 	case wire.XAutoClaim:
 		res, err = ks.xautoclaim(c, nowMs)
+	case wire.XNack:
+		res, err = ks.xnack(c, nowMs)
 	default:
 		return nil, nil, false
 	}
@@ -73,6 +75,8 @@ func (ks *Keyspace) queryGroupOp(q wire.Query, nowMs int64) (res any, err error,
 		res, err = ks.xinfoGroups(q, nowMs)
 	case wire.XInfoConsumers:
 		res, err = ks.xinfoConsumers(q, nowMs)
+	case wire.XClaimWake:
+		res, err = ks.xclaimWake(q, nowMs)
 	default:
 		return nil, nil, false
 	}
@@ -171,7 +175,8 @@ func (ks *Keyspace) xgroupDelConsumer(c wire.XGroupDelConsumer, nowMs int64) (an
 // anything is read, so a NOGROUP leaves no trace; then each stream is served
 // in argument order. ">" streams with nothing new are left out; a history
 // read always answers its stream, possibly empty. The answer is nil when no
-// stream is in it.
+// stream is in it. CLAIM, MAXCOUNT and MAXSIZE (Redis 8.4, 8.10): see
+// readGroupStream and readBudget.
 func (ks *Keyspace) xreadgroup(c wire.XReadGroup, nowMs int64) (any, error) {
 	type target struct {
 		o *Object
@@ -190,16 +195,23 @@ func (ks *Keyspace) xreadgroup(c wire.XReadGroup, nowMs int64) (any, error) {
 		targets[i] = target{o, g}
 	}
 	var out []KeyEntries
+	b := &readBudget{maxCount: c.MaxCount, maxSize: c.MaxSize}
+	claim := c.Claim
 	for i, rs := range c.Streams {
 		t := targets[i]
-		if rs.New {
-			if es := t.g.ReadNew(t.o.Stream, c.Consumer, c.Count, c.NoAck, nowMs); es != nil {
-				out = append(out, KeyEntries{Key: rs.Key, Entries: es})
-			}
-			continue
+		if b.exhausted() {
+			// MAXCOUNT / MAXSIZE reached: the remaining streams are
+			// skipped (left out of the answer).
+			break
 		}
-		es := t.g.ReadHistory(t.o.Stream, c.Consumer, rs.ID, c.Count, nowMs)
-		out = append(out, KeyEntries{Key: rs.Key, Entries: es})
+		if !rs.New {
+			// Redis sets min_idle_time to -1 on a history stream, for
+			// the rest of the command.
+			claim = false
+		}
+		if ke, ok := readGroupStream(c, rs, t.o, t.g, claim, b, nowMs); ok {
+			out = append(out, ke)
+		}
 	}
 	if out == nil {
 		return nil, nil
@@ -299,6 +311,9 @@ func (ks *Keyspace) xpending(q wire.XPending, nowMs int64) (any, error) {
 	out := make([]PendingEntry, len(nacks))
 	for i, n := range nacks {
 		out[i] = PendingEntry{ID: n.ID, Consumer: n.Consumer, IdleMs: max(nowMs-n.DeliveryMs, 0), Deliveries: n.DeliveryCount}
+		if g.PEL.Nacked(n.ID) {
+			out[i].IdleMs = -1 // Redis 8.8: a NACKed entry has no idle time
+		}
 	}
 	return out, nil
 }

@@ -6,6 +6,9 @@ import "streamd/streams"
 type KeyEntries struct {
 	Key     string
 	Entries []streams.Entry // an entry with nil Fields was deleted (XREADGROUP history)
+	// Claim, when not nil, holds one ClaimInfo per entry: the stream was
+	// read with XREADGROUP ... CLAIM, whose entries have four elements.
+	Claim []ClaimInfo
 }
 
 // AutoClaimResult is XAUTOCLAIM's three-element answer.
@@ -90,6 +93,7 @@ type GroupFull struct {
 	EntriesRead     *int64
 	Lag             *int64
 	PelCount        int64
+	NackedCount     int64         // Redis 8.8's nacked-count: entries in the NACK zone
 	Pending         []PendingFull // up to COUNT
 	Consumers       []ConsumerFull
 }

@@ -242,6 +242,7 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 			return true
 		})
 		sw.end()
+		sw.nackZone(g)
 	}
 	sw.idmp(o.IDMP)
 }

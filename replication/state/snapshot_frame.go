@@ -182,6 +182,17 @@ func (f *frameReader) ReadByte() (byte, error) {
 	return b, nil
 }
 
+// peekByte returns the next body byte without consuming it (optional
+// records: a reader looks at the next tag before deciding).
+func (f *frameReader) peekByte() (byte, error) {
+	if len(f.cur) == 0 {
+		if err := f.next(); err != nil {
+			return 0, err
+		}
+	}
+	return f.cur[0], nil
+}
+
 // readFull fills p from the body.
 func (f *frameReader) readFull(p []byte) error {
 	for len(p) > 0 {

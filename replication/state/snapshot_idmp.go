@@ -58,16 +58,6 @@ func (sw *snapWriter) idmp(m *IDMP) {
 	sw.end()
 }
 
-// peekByte returns the next body byte without consuming it.
-func (f *frameReader) peekByte() (byte, error) {
-	if len(f.cur) == 0 {
-		if err := f.next(); err != nil {
-			return 0, err
-		}
-	}
-	return f.cur[0], nil
-}
-
 // peekTag reports whether the next record has tag t.
 func (sr *snapReader) peekTag(t byte) bool {
 	if sr.err != nil {

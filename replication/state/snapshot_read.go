@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 
+	"streamd/groups"
 	"streamd/pel"
 	"streamd/streams"
 )
@@ -255,7 +256,9 @@ func (sr *snapReader) key(d *database) string {
 	}
 	o := &Object{Stream: s}
 	for i := uint64(0); i < ngroups && sr.err == nil; i++ {
-		sr.group(name, o)
+		if g := sr.group(name, o); g != nil {
+			sr.nackZone(name, g)
+		}
 	}
 	sr.readIDMP(name, o)
 	if sr.err != nil {
@@ -387,18 +390,18 @@ func (d *blobDecoder) bytes() []byte {
 	return p
 }
 
-// group reads a group record into o.
-func (sr *snapReader) group(key string, o *Object) {
+// group reads a group record into o and returns the group (nil on error).
+func (sr *snapReader) group(key string, o *Object) *groups.Group {
 	sr.tag(tagGroup, "group")
 	name := sr.string()
 	lastID := sr.id()
 	entriesRead := sr.varint()
 	if sr.err != nil {
-		return
+		return nil
 	}
 	if n := o.Groups.Len(); n > 0 && o.Groups.All()[n-1].Name >= name {
 		sr.badf("key %q: group %q out of order", key, name)
-		return
+		return nil
 	}
 	g := o.Groups.Create(name, lastID, entriesRead)
 	nc := sr.count("consumer", math.MaxInt32)
@@ -408,11 +411,11 @@ func (sr *snapReader) group(key string, o *Object) {
 		seen := sr.varint()
 		active := sr.varint()
 		if sr.err != nil {
-			return
+			return nil
 		}
 		if len(names) > 0 && names[len(names)-1] >= cname {
 			sr.badf("key %q group %q: consumer %q out of order", key, name, cname)
-			return
+			return nil
 		}
 		c := g.CreateConsumer(cname, seen)
 		c.ActiveMs = active
@@ -432,13 +435,17 @@ func (sr *snapReader) group(key string, o *Object) {
 		}
 		n := pel.NACK{ID: id, Consumer: cname, DeliveryMs: sr.varint(), DeliveryCount: sr.varint()}
 		if sr.err != nil {
-			return
+			return nil
 		}
 		if (i > 0 && !prev.Less(id)) || id.Ms < prev.Ms {
 			sr.badf("key %q group %q: pending %s after %s", key, name, id, prev)
-			return
+			return nil
 		}
 		g.PEL.Put(n)
 		prev = id
 	}
+	if sr.err != nil {
+		return nil
+	}
+	return g
 }

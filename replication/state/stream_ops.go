@@ -156,20 +156,28 @@ func (ks *Keyspace) xlen(q wire.XLen, nowMs int64) (any, error) {
 // xread answers XREAD: per stream the entries after the given ID (at most
 // Count, 0 = no limit) or, with Last ("+"), the last entry; streams with
 // nothing are left out, and the answer is nil when every stream is.
+// MAXCOUNT and MAXSIZE cap the whole answer (readBudget).
 func (ks *Keyspace) xread(q wire.XRead, nowMs int64) (any, error) {
 	var out []KeyEntries
+	b := &readBudget{maxCount: q.MaxCount, maxSize: q.MaxSize}
 	for _, rs := range q.Streams {
+		if b.exhausted() {
+			break // MAXCOUNT / MAXSIZE reached: the other streams are skipped
+		}
 		o := ks.lookupCounted(q.DB, rs.Key, nowMs)
 		if o == nil {
 			continue
 		}
 		var entries []streams.Entry
 		if rs.Last {
-			if e, ok := o.Stream.Last(); ok {
+			if e, ok := o.Stream.Last(); ok && b.allow(e) {
 				entries = append(entries, e)
 			}
 		} else if from, ok := rs.ID.Next(); ok {
 			o.Stream.Ascend(from, func(e streams.Entry) bool {
+				if !b.allow(e) {
+					return false
+				}
 				entries = append(entries, e)
 				return q.Count <= 0 || int64(len(entries)) < q.Count
 			})

@@ -72,6 +72,7 @@ func groupFull(s *streams.Stream, g *groups.Group, limit int) GroupFull {
 		EntriesRead:     read,
 		Lag:             lag,
 		PelCount:        int64(g.PEL.Len()),
+		NackedCount:     int64(g.PEL.NackedLen()),
 		Pending:         make([]PendingFull, 0, capFor(int64(g.PEL.Len()), limit)),
 		Consumers:       []ConsumerFull{},
 	}

@@ -127,6 +127,11 @@ const (
 	opXCfgSet     opCode = 54
 	opXIDMPRecord opCode = 55
 	opIDMPExpired opCode = 56
+	// Redis 8.4-8.10 consumer-group reads (ops_r8claim.go): XNACK, XREAD
+	// with MAXCOUNT/MAXSIZE, a blocked CLAIM read's wake-up time.
+	opXNack      opCode = 51
+	opXReadMax   opCode = 52
+	opXClaimWake opCode = 53
 
 	// New codes go here, numbered on from the last one.
 )
@@ -149,8 +154,9 @@ var opNames = [...]string{
 	opRandomKey: "RandomKey", opMemoryUsage: "MemoryUsage",
 	opACLSetUser: "ACLSetUser", opACLDelUser: "ACLDelUser", opACLLoad: "ACLLoad",
 	opEngineLevel: "EngineLevel",
-	opXDelEx: "XDelEx", opXAckDel: "XAckDel",
+	opXDelEx:      "XDelEx", opXAckDel: "XAckDel",
 	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord", opIDMPExpired: "IDMPExpired",
+	opXNack: "XNack", opXReadMax: "XRead", opXClaimWake: "XClaimWake",
 }
 
 func (c opCode) String() string {

@@ -30,10 +30,11 @@ func adminSampleOps() []Op {
 }
 
 // allSampleOps is every sample: sampleOps, adminSampleOps, levelSampleOps,
-// refSampleOps and idmpSampleOps.
+// refSampleOps, idmpSampleOps and r8claimSampleOps.
 func allSampleOps() []Op {
 	ops := append(append(sampleOps(), adminSampleOps()...), levelSampleOps()...)
-	return append(append(ops, refSampleOps()...), idmpSampleOps()...)
+	ops = append(append(ops, refSampleOps()...), idmpSampleOps()...)
+	return append(ops, r8claimSampleOps()...)
 }
 
 func TestAdminEffects(t *testing.T) {

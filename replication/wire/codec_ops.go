@@ -15,7 +15,8 @@ package wire
 //	XGroupDestroy        Base Group
 //	XGroupCreateConsumer Base Group Consumer
 //	XGroupDelConsumer    Base Group Consumer
-//	XReadGroup           f{NoAck} db:v Group Consumer Count:v streams
+//	XReadGroup           f{NoAck,Claim,MaxCount≠0,MaxSize≠0} db:v Group Consumer Count:v streams [MinIdleMs:v] [MaxCount:v] [MaxSize:v]
+//	XNack, XClaimWake, XRead with caps (op 52): see ops_r8claim.go
 //	XAck                 Base Group ids
 //	XClaim               f{Force,JustID,LastID≠nil} Base Group Consumer MinIdleMs:v ids IdleMs:v TimeMs:v RetryCount:v [LastID]
 //	XAutoClaim           f{JustID} Base Group Consumer MinIdleMs:v Start Count:v
@@ -181,12 +182,15 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = appendString(dst, o.Group)
 		dst = appendString(dst, o.Consumer)
 	case XReadGroup:
-		dst = append(dst, byte(opXReadGroup), bit(o.NoAck, 1))
+		dst = append(dst, byte(opXReadGroup), readGroupFlags(o))
 		dst = appendInt(dst, o.DB)
 		dst = appendString(dst, o.Group)
 		dst = appendString(dst, o.Consumer)
 		dst = appendVarint(dst, o.Count)
 		dst = appendReadStreams(dst, o.Streams)
+		dst = appendReadCaps(dst, o.Claim, o.MinIdleMs, o.MaxCount, o.MaxSize)
+	case XNack:
+		dst = appendXNack(dst, o)
 	case XAck:
 		dst = append(dst, byte(opXAck))
 		dst = appendBase(dst, o.Base)
@@ -276,10 +280,9 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = append(dst, byte(opXLen))
 		dst = appendBase(dst, o.Base)
 	case XRead:
-		dst = append(dst, byte(opXRead))
-		dst = appendInt(dst, o.DB)
-		dst = appendVarint(dst, o.Count)
-		dst = appendReadStreams(dst, o.Streams)
+		dst = appendXRead(dst, o)
+	case XClaimWake:
+		dst = appendXClaimWake(dst, o)
 	case LastIDs:
 		dst = append(dst, byte(opLastIDs))
 		dst = appendInt(dst, o.DB)
@@ -520,13 +523,20 @@ func (r *reader) opFields(code opCode) Op {
 		g := r.str()
 		return XGroupDelConsumer{Base: b, Group: g, Consumer: r.str()}
 	case opXReadGroup:
-		f := r.flags(1)
-		o := XReadGroup{NoAck: f&1 != 0, DB: r.int()}
+		f := r.flags(15)
+		o := XReadGroup{NoAck: f&1 != 0, Claim: f&2 != 0, DB: r.int()}
 		o.Group = r.str()
 		o.Consumer = r.str()
 		o.Count = r.varint()
 		o.Streams = r.readStreams()
+		o.MinIdleMs, o.MaxCount, o.MaxSize = r.readCaps(o.Claim, f&4 != 0, f&8 != 0)
 		return o
+	case opXNack:
+		return r.xnack()
+	case opXReadMax:
+		return r.xreadMax()
+	case opXClaimWake:
+		return r.xclaimWake()
 	case opXAck:
 		b := r.base()
 		g := r.str()

@@ -157,6 +157,13 @@ type XReadGroup struct {
 	Count           int64 // 0 = no limit
 	NoAck           bool
 	Streams         []ReadStream
+	// Claim (CLAIM min-idle-time, Redis 8.4) first claims pending entries
+	// idle for at least MinIdleMs on ">" streams.
+	Claim     bool
+	MinIdleMs int64
+	// MaxCount and MaxSize (Redis 8.10) cap the whole reply's entries and
+	// bytes; 0 = no cap.
+	MaxCount, MaxSize int64
 }
 
 // XAck is XACK. Result: int64 acknowledged.
@@ -292,6 +299,9 @@ type XRead struct {
 	DB      int
 	Count   int64 // 0 = no limit
 	Streams []ReadStream
+	// MaxCount and MaxSize (Redis 8.10) cap the whole reply's entries and
+	// bytes; 0 = no cap.
+	MaxCount, MaxSize int64
 }
 
 // LastIDs answers each key's last-generated ID (0-0 when absent), to resolve

@@ -34,6 +34,13 @@ type Read struct {
 	NoAck           bool
 	// Keys and IDs are the two halves of the STREAMS list.
 	Keys, IDs [][]byte
+	// Claim is CLAIM (XREADGROUP, Redis 8.4), MinIdleMs its value (the
+	// last CLAIM wins).
+	Claim     bool
+	MinIdleMs int64
+	// MaxCount and MaxSize are MAXCOUNT and MAXSIZE (Redis 8.10), 0 when
+	// absent.
+	MaxCount, MaxSize int64
 }
 
 // ParseRead mirrors the option loop of Redis's xreadCommand: options in any
@@ -89,11 +96,21 @@ func ParseRead(args [][]byte, group bool, nowMs int64) (*Read, resp.Reply) {
 			}
 			a.NoAck = true
 		default:
-			return nil, resp.ErrSyntax
+			next, ok, r := a.readOpt(args, i, group)
+			if r != nil {
+				return nil, r
+			}
+			if !ok {
+				return nil, resp.ErrSyntax
+			}
+			i = next
 		}
 	}
 	if streamsAt == 0 {
 		return nil, resp.ErrSyntax
+	}
+	if r := a.checkCaps(); r != nil {
+		return nil, r
 	}
 	if group && a.Group == nil {
 		return nil, ErrXReadMissGroup

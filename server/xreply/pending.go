@@ -109,13 +109,13 @@ func Read(res any, err error, proto int) resp.Reply {
 	if proto >= 3 {
 		m := make(resp.Map, len(kes))
 		for i, ke := range kes {
-			m[i] = resp.KV{K: resp.Bulk(ke.Key), V: Entries(ke.Entries)}
+			m[i] = resp.KV{K: resp.Bulk(ke.Key), V: readEntries(ke)}
 		}
 		return m
 	}
 	out := make(resp.Array, len(kes))
 	for i, ke := range kes {
-		out[i] = resp.Array{resp.Bulk(ke.Key), Entries(ke.Entries)}
+		out[i] = resp.Array{resp.Bulk(ke.Key), readEntries(ke)}
 	}
 	return out
 }

@@ -95,6 +95,7 @@ func groupFull(g state.GroupFull) resp.Reply {
 		field("entries-read", optInt(g.EntriesRead)),
 		field("lag", optInt(g.Lag)),
 		field("pel-count", resp.Int(g.PelCount)),
+		field("nacked-count", resp.Int(g.NackedCount)),
 		field("pending", groupPending(g.Pending)),
 		field("consumers", consumers),
 	}
