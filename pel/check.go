@@ -3,6 +3,7 @@ package pel
 import (
 	"fmt"
 	"sort"
+	"unsafe"
 
 	"streamd/streams"
 )
@@ -141,8 +142,12 @@ func (t *tree[V]) check() error {
 			return fmt.Errorf("pel: empty node at depth %d", depth)
 		}
 		mem += n.bytes()
-		if n.kids == nil && (cap(n.keys) > n.acap || n.acap > leafMax) {
-			return fmt.Errorf("pel: leaf of capacity %d allocated with %d", cap(n.keys), n.acap)
+		if n.kids == nil {
+			off := cap(n.kbase) - cap(n.keys)
+			if cap(n.kbase) > leafMax || cap(n.vbase) != cap(n.kbase) || off < 0 || cap(n.vals) != cap(n.keys) ||
+				(len(n.keys) > 0 && (&n.kbase[off] != &n.keys[0] || (unsafe.Sizeof(n.vals[0]) > 0 && &n.vbase[off] != &n.vals[0]))) {
+				return fmt.Errorf("pel: leaf of %d keys (cap %d) is not a window of its arrays (cap %d)", len(n.keys), cap(n.keys), cap(n.kbase))
+			}
 		}
 		if len(n.keys) > n.maxLen() {
 			return fmt.Errorf("pel: node of %d keys at depth %d", len(n.keys), depth)

@@ -38,15 +38,17 @@ type tree[V any] struct {
 // node is a leaf (kids == nil: keys[i] maps to vals[i]) or an inner node
 // (kids != nil, len(kids) == len(keys)): keys[i], for i > 0, is a lower
 // bound of kids[i]'s keys and greater than every key of kids[i-1]; keys[0]
-// is not used to route. Leaves hold keys and vals with equal capacity;
-// acap is the capacity they were allocated with (removing a leaf's first
-// entry starts its slices one later, which lowers their cap).
+// is not used to route. A leaf's keys and vals are windows, at the same
+// offset, of the arrays kbase and vbase it allocated (removing a leaf's
+// first entry starts the windows one later, and the room freed in front is
+// used again when the leaf runs out of room at the end).
 type node[V any] struct {
-	gen  uint64
-	keys []streams.ID
-	vals []V
-	kids []*node[V]
-	acap int
+	gen   uint64
+	keys  []streams.ID
+	vals  []V
+	kids  []*node[V]
+	kbase []streams.ID
+	vbase []V
 }
 
 // idSize and ptrSize are the sizes of an ID and of a pointer.
@@ -64,7 +66,7 @@ func (n *node[V]) bytes() int64 {
 		return b + int64(cap(n.keys))*idSize + int64(cap(n.kids))*ptrSize
 	}
 	var v V
-	return b + int64(n.acap)*(idSize+int64(unsafe.Sizeof(v)))
+	return b + int64(cap(n.kbase))*(idSize+int64(unsafe.Sizeof(v)))
 }
 
 // sizeClass rounds a small object's size up to the Go allocator's size
@@ -242,7 +244,7 @@ func (t *tree[V]) mut(n *node[V]) *node[V] {
 		c.kids = append(make([]*node[V], 0, cap(n.kids)), n.kids...)
 	} else {
 		c.vals = append(make([]V, 0, cap(n.keys)), n.vals...)
-		c.acap = cap(n.keys)
+		c.kbase, c.vbase = c.keys[:cap(c.keys)], c.vals[:cap(c.vals)]
 	}
 	t.mem += c.bytes() - n.bytes()
 	return c
@@ -270,7 +272,29 @@ func (t *tree[V]) set(k streams.ID, v V) (old V, replaced bool) {
 
 // newLeaf returns a leaf of generation gen with n entries and capacity c.
 func newLeaf[V any](gen uint64, n, c int) *node[V] {
-	return &node[V]{gen: gen, keys: make([]streams.ID, n, c), vals: make([]V, n, c), acap: c}
+	l := &node[V]{gen: gen}
+	l.setArrays(make([]streams.ID, c), make([]V, c), n)
+	return l
+}
+
+// setArrays makes kbase and vbase leaf n's arrays, holding its n entries
+// at their start.
+func (n *node[V]) setArrays(kbase []streams.ID, vbase []V, l int) {
+	n.kbase, n.vbase = kbase, vbase
+	n.keys, n.vals = kbase[:l], vbase[:l]
+}
+
+// compact moves leaf n's entries to the start of its arrays, so that the
+// room freed in front by removals is at the end.
+func (n *node[V]) compact() {
+	l, off := len(n.keys), cap(n.kbase)-cap(n.keys)
+	if off == 0 {
+		return
+	}
+	copy(n.kbase, n.keys)
+	copy(n.vbase, n.vals)
+	clear(n.vbase[l : off+l])
+	n.keys, n.vals = n.kbase[:l], n.vbase[:l]
 }
 
 // insert stores v for k below n, which belongs to t. When n had to split, it
@@ -352,14 +376,17 @@ func (t *tree[V]) insertIn(n *node[V], k streams.ID, v V) (old V, replaced bool,
 // doubling up to leafMax entries.
 func (n *node[V]) insertAt(i int, k streams.ID, v V) {
 	l := len(n.keys)
+	if l == cap(n.keys) && l < cap(n.kbase) {
+		n.compact()
+	}
 	if l == cap(n.keys) {
 		c := min(max(2*l, leafMinCap), leafMax)
-		keys, vals := make([]streams.ID, l+1, c), make([]V, l+1, c)
+		keys, vals := make([]streams.ID, c), make([]V, c)
 		copy(keys, n.keys[:i])
 		copy(keys[i+1:], n.keys[i:])
 		copy(vals, n.vals[:i])
 		copy(vals[i+1:], n.vals[i:])
-		n.keys, n.vals, n.acap = keys, vals, c
+		n.setArrays(keys, vals, l+1)
 	} else {
 		n.keys, n.vals = n.keys[:l+1], n.vals[:l+1]
 		copy(n.keys[i+1:], n.keys[i:l])
@@ -476,25 +503,29 @@ func (n *node[V]) absorb(r *node[V], sep streams.ID) {
 		return
 	}
 	l := len(n.keys) + len(r.keys)
+	if l > cap(n.keys) && l <= cap(n.kbase) {
+		n.compact()
+	}
 	if l > cap(n.keys) {
 		c := leafMinCap
 		for c < l {
 			c *= 2
 		}
 		c = min(c, leafMax)
-		n.keys = append(make([]streams.ID, 0, c), n.keys...)
-		n.vals = append(make([]V, 0, c), n.vals...)
-		n.acap = c
+		keys, vals := make([]streams.ID, c), make([]V, c)
+		copy(keys, n.keys)
+		copy(vals, n.vals)
+		n.setArrays(keys, vals, len(n.keys))
 	}
 	n.keys = append(n.keys, r.keys...)
 	n.vals = append(n.vals, r.vals...)
 }
 
 // removeAt deletes position i of leaf n, moving the shorter side: the
-// entries before i move right and the leaf's slices start one later (so
+// entries before i move right and the leaf's windows start one later (so
 // acknowledging in ID order, which removes the first entry of the first
 // leaf, moves nothing), or the entries after i move left. It halves the
-// leaf's arrays once they are a quarter full.
+// leaf's arrays once its window is a quarter full.
 func (n *node[V]) removeAt(i int) {
 	l := len(n.keys) - 1
 	var zero V
@@ -510,9 +541,10 @@ func (n *node[V]) removeAt(i int) {
 		n.keys, n.vals = n.keys[:l], n.vals[:l]
 	}
 	if c := cap(n.keys); c > leafMinCap && 4*l <= c {
-		n.keys = append(make([]streams.ID, 0, c/2), n.keys...)
-		n.vals = append(make([]V, 0, c/2), n.vals...)
-		n.acap = c / 2
+		keys, vals := make([]streams.ID, c/2), make([]V, c/2)
+		copy(keys, n.keys)
+		copy(vals, n.vals)
+		n.setArrays(keys, vals, l)
 	}
 }
 
