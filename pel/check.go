@@ -3,7 +3,6 @@ package pel
 import (
 	"fmt"
 	"sort"
-	"unsafe"
 
 	"streamd/streams"
 )
@@ -143,10 +142,8 @@ func (t *tree[V]) check() error {
 		}
 		mem += n.bytes()
 		if n.kids == nil {
-			off := cap(n.kbase) - cap(n.keys)
-			if cap(n.kbase) > leafMax || cap(n.vbase) != cap(n.kbase) || off < 0 || cap(n.vals) != cap(n.keys) ||
-				(len(n.keys) > 0 && (&n.kbase[off] != &n.keys[0] || (unsafe.Sizeof(n.vals[0]) > 0 && &n.vbase[off] != &n.vals[0]))) {
-				return fmt.Errorf("pel: leaf of %d keys (cap %d) is not a window of its arrays (cap %d)", len(n.keys), cap(n.keys), cap(n.kbase))
+			if n.front < 0 || n.front+cap(n.keys) > leafMax || cap(n.vals) != cap(n.keys) || (n.front > 0 && len(n.keys) == 0) {
+				return fmt.Errorf("pel: leaf of %d keys (cap %d) after %d free slots", len(n.keys), cap(n.keys), n.front)
 			}
 		}
 		if len(n.keys) > n.maxLen() {

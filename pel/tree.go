@@ -39,16 +39,17 @@ type tree[V any] struct {
 // (kids != nil, len(kids) == len(keys)): keys[i], for i > 0, is a lower
 // bound of kids[i]'s keys and greater than every key of kids[i-1]; keys[0]
 // is not used to route. A leaf's keys and vals are windows, at the same
-// offset, of the arrays kbase and vbase it allocated (removing a leaf's
-// first entry starts the windows one later, and the room freed in front is
-// used again when the leaf runs out of room at the end).
+// offset, of the two arrays it allocated: removing a leaf's first entry
+// starts the windows one later (front counts the slots so left before
+// them), and the room freed in front is used again when the leaf runs out
+// of room at the end. A window with room in front is never empty (an empty
+// leaf leaves the tree), so it points into its array.
 type node[V any] struct {
 	gen   uint64
 	keys  []streams.ID
 	vals  []V
 	kids  []*node[V]
-	kbase []streams.ID
-	vbase []V
+	front int
 }
 
 // idSize and ptrSize are the sizes of an ID and of a pointer.
@@ -66,7 +67,7 @@ func (n *node[V]) bytes() int64 {
 		return b + int64(cap(n.keys))*idSize + int64(cap(n.kids))*ptrSize
 	}
 	var v V
-	return b + int64(cap(n.kbase))*(idSize+int64(unsafe.Sizeof(v)))
+	return b + int64(n.front+cap(n.keys))*(idSize+int64(unsafe.Sizeof(v)))
 }
 
 // sizeClass rounds a small object's size up to the Go allocator's size
@@ -244,7 +245,6 @@ func (t *tree[V]) mut(n *node[V]) *node[V] {
 		c.kids = append(make([]*node[V], 0, cap(n.kids)), n.kids...)
 	} else {
 		c.vals = append(make([]V, 0, cap(n.keys)), n.vals...)
-		c.kbase, c.vbase = c.keys[:cap(c.keys)], c.vals[:cap(c.vals)]
 	}
 	t.mem += c.bytes() - n.bytes()
 	return c
@@ -280,21 +280,33 @@ func newLeaf[V any](gen uint64, n, c int) *node[V] {
 // setArrays makes kbase and vbase leaf n's arrays, holding its n entries
 // at their start.
 func (n *node[V]) setArrays(kbase []streams.ID, vbase []V, l int) {
-	n.kbase, n.vbase = kbase, vbase
-	n.keys, n.vals = kbase[:l], vbase[:l]
+	n.keys, n.vals, n.front = kbase[:l], vbase[:l], 0
+}
+
+// arrays returns the whole arrays of leaf n's windows: front slots before
+// them (the windows then point front elements into the arrays: see node).
+func (n *node[V]) arrays() ([]streams.ID, []V) {
+	if n.front == 0 {
+		return n.keys[:cap(n.keys)], n.vals[:cap(n.vals)]
+	}
+	var v V
+	k := unsafe.Add(unsafe.Pointer(unsafe.SliceData(n.keys)), -n.front*int(idSize))
+	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(n.vals)), -n.front*int(unsafe.Sizeof(v)))
+	return unsafe.Slice((*streams.ID)(k), n.front+cap(n.keys)), unsafe.Slice((*V)(p), n.front+cap(n.vals))
 }
 
 // compact moves leaf n's entries to the start of its arrays, so that the
 // room freed in front by removals is at the end.
 func (n *node[V]) compact() {
-	l, off := len(n.keys), cap(n.kbase)-cap(n.keys)
+	l, off := len(n.keys), n.front
 	if off == 0 {
 		return
 	}
-	copy(n.kbase, n.keys)
-	copy(n.vbase, n.vals)
-	clear(n.vbase[l : off+l])
-	n.keys, n.vals = n.kbase[:l], n.vbase[:l]
+	kbase, vbase := n.arrays()
+	copy(kbase, n.keys)
+	copy(vbase, n.vals)
+	clear(vbase[l : off+l])
+	n.setArrays(kbase, vbase, l)
 }
 
 // insert stores v for k below n, which belongs to t. When n had to split, it
@@ -376,7 +388,7 @@ func (t *tree[V]) insertIn(n *node[V], k streams.ID, v V) (old V, replaced bool,
 // doubling up to leafMax entries.
 func (n *node[V]) insertAt(i int, k streams.ID, v V) {
 	l := len(n.keys)
-	if l == cap(n.keys) && l < cap(n.kbase) {
+	if l == cap(n.keys) && n.front > 0 {
 		n.compact()
 	}
 	if l == cap(n.keys) {
@@ -503,7 +515,7 @@ func (n *node[V]) absorb(r *node[V], sep streams.ID) {
 		return
 	}
 	l := len(n.keys) + len(r.keys)
-	if l > cap(n.keys) && l <= cap(n.kbase) {
+	if l > cap(n.keys) && l <= n.front+cap(n.keys) {
 		n.compact()
 	}
 	if l > cap(n.keys) {
@@ -534,6 +546,7 @@ func (n *node[V]) removeAt(i int) {
 		copy(n.vals[1:i+1], n.vals[:i])
 		n.vals[0] = zero
 		n.keys, n.vals = n.keys[1:], n.vals[1:]
+		n.front++
 	} else {
 		copy(n.keys[i:], n.keys[i+1:])
 		copy(n.vals[i:], n.vals[i+1:])
