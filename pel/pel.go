@@ -9,7 +9,7 @@
 // delivery time, delivery count and the slot of its owner in the PEL's
 // table of consumer names, 32 bytes without pointers, so the garbage
 // collector does not scan the trees' items. Both trees are B+trees (see
-// tree) that pack IDs delivered in order into full leaves: about 48 bytes
+// tree) that pack IDs delivered in order into full leaves: about 50 bytes
 // of heap per pending entry, 32 in the group tree and 16 in its owner's
 // index. Callers see NACK values, with the owner's name.
 //
