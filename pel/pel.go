@@ -280,15 +280,15 @@ func (p *PEL) ConsumerRange(consumer string, start, end streams.ID, count int) [
 // cheap until either side changes). The copy keeps the slot numbers.
 func (p *PEL) Clone() *PEL {
 	c := &PEL{
-		nacks:    p.nacks.clone(),
-		owners:   make([]owner, len(p.owners)),
-		slots:    make(map[string]uint32, len(p.slots)),
-		free:     append([]uint32(nil), p.free...),
-		indexMem: p.indexMem,
+		nacks:  p.nacks.clone(),
+		owners: make([]owner, len(p.owners)),
+		slots:  make(map[string]uint32, len(p.slots)),
+		free:   append([]uint32(nil), p.free...),
 	}
 	for s := range p.owners {
 		if o := &p.owners[s]; o.used {
 			c.owners[s] = owner{name: o.name, used: true, ids: o.ids.clone()}
+			c.indexMem += c.owners[s].ids.mem // less p's spare leaves
 		}
 	}
 	for name, s := range p.slots {

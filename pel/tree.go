@@ -30,9 +30,14 @@ type tree[V any] struct {
 	root *node[V]
 	n    int
 	gen  uint64
-	// mem is the heap bytes of the nodes reachable from root (see
-	// node.bytes), kept up to date by every change.
+	// mem is the heap bytes of the nodes reachable from root and of the
+	// spare (see node.bytes), kept up to date by every change.
 	mem int64
+	// spare is a full-size leaf that left the tree, kept for the next
+	// right-edge split: acknowledging in order empties leaves at the left
+	// edge as deliveries fill new ones at the right. It belongs to t
+	// alone (a clone does not get it) and goes when the tree empties.
+	spare *node[V]
 }
 
 // node is a leaf (kids == nil: keys[i] maps to vals[i]) or an inner node
@@ -229,6 +234,10 @@ func ascendNode[V any](n *node[V], from streams.ID, fn func(streams.ID, V) bool)
 // t until either changes.
 func (t *tree[V]) clone() tree[V] {
 	c := *t
+	if t.spare != nil {
+		c.spare = nil
+		c.mem -= t.spare.bytes()
+	}
 	t.gen = generations.Add(1)
 	c.gen = generations.Add(1)
 	return c
@@ -275,6 +284,33 @@ func newLeaf[V any](gen uint64, n, c int) *node[V] {
 	l := &node[V]{gen: gen}
 	l.setArrays(make([]streams.ID, c), make([]V, c), n)
 	return l
+}
+
+// appendLeaf returns a leaf of one entry and capacity leafMax for a
+// right-edge split: the spare, if there is one, else a new leaf.
+func (t *tree[V]) appendLeaf() *node[V] {
+	r := t.spare
+	if r == nil {
+		return newLeaf[V](t.gen, 1, leafMax)
+	}
+	t.spare = nil
+	t.mem -= r.bytes() // counted again as the split's new node
+	r.gen = t.gen
+	r.keys, r.vals = r.keys[:1], r.vals[:1]
+	return r
+}
+
+// drop accounts for n leaving the tree, and keeps it as the spare when it
+// is a full-size leaf that belongs to t and there is none.
+func (t *tree[V]) drop(n *node[V]) {
+	if n.kids != nil || n.gen != t.gen || t.spare != nil || n.front+cap(n.keys) != leafMax {
+		t.mem -= n.bytes()
+		return
+	}
+	kbase, vbase := n.arrays()
+	clear(vbase)
+	n.setArrays(kbase, vbase, 0)
+	t.spare = n
 }
 
 // setArrays makes kbase and vbase leaf n's arrays, holding its n entries
@@ -336,7 +372,7 @@ func (t *tree[V]) insertIn(n *node[V], k streams.ID, v V) (old V, replaced bool,
 		if i == len(n.keys) {
 			// An append to a full leaf: n stays full, k starts the next
 			// leaf, made big enough for the appends likely to follow.
-			right = newLeaf[V](t.gen, 1, leafMax)
+			right = t.appendLeaf()
 			right.keys[0], right.vals[0] = k, v
 			return old, false, right, k
 		}
@@ -433,11 +469,10 @@ func (t *tree[V]) delete(k streams.ID) (V, bool) {
 		r := t.root
 		switch {
 		case r.kids != nil && len(r.kids) == 0, r.kids == nil && len(r.keys) == 0:
-			t.root = nil
-			t.mem -= r.bytes()
+			t.root, t.spare, t.mem = nil, nil, 0
 		case r.kids != nil && len(r.kids) == 1:
 			t.root = r.kids[0]
-			t.mem -= r.bytes()
+			t.drop(r)
 			continue
 		}
 		return old, true
@@ -490,19 +525,21 @@ func (t *tree[V]) rebalance(n *node[V], i int) {
 	switch {
 	case len(c.keys) == 0:
 		n.removeKid(i)
-		t.mem -= c.bytes()
+		t.drop(c)
 	case i > 0 && len(n.kids[i-1].keys)+len(c.keys) <= c.maxLen():
 		l := t.mut(n.kids[i-1])
 		n.kids[i-1] = l
 		b := l.bytes()
 		l.absorb(c, n.keys[i])
 		n.removeKid(i)
-		t.mem += l.bytes() - b - c.bytes()
+		t.mem += l.bytes() - b
+		t.drop(c)
 	case i+1 < len(n.kids) && len(c.keys)+len(n.kids[i+1].keys) <= c.maxLen():
 		r, b := n.kids[i+1], c.bytes()
 		c.absorb(r, n.keys[i+1])
 		n.removeKid(i + 1)
-		t.mem += c.bytes() - b - r.bytes()
+		t.mem += c.bytes() - b
+		t.drop(r)
 	}
 }
 
