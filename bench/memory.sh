@@ -8,8 +8,8 @@
 # 1. entries (default 1,000,000) × XADD s * f v (redis-benchmark -c 50 -P 64);
 # 2. then XGROUP CREATE s g 0 and XREADGROUP in batches of 10,000 until every
 #    entry is pending for one consumer.
-# RSS after each step (2 s after the load: streamd gives freed pages back
-# once no command ran for 0.5 s, as jemalloc purges unused pages under
+# RSS after each step (3 s after the load: streamd gives freed pages back
+# once no command ran for 1 s, as jemalloc purges unused pages under
 # Redis), for each server, and the ratio streamd/Redis (goal of issue #13:
 # at most 1.5 at both steps); each server's own accounting at each step
 # (INFO used_memory, MEMORY USAGE s SAMPLES 0) beside its RSS; also the RSS of the idle fresh servers and
@@ -62,7 +62,7 @@ for p in "$rport" "$sport"; do
 done
 peak_add[redis]=$(hwm_kb "$rpid")
 peak_add[streamd]=$(hwm_kb "$spid")
-sleep 2
+sleep 3
 after_add[redis]=$(rss_kb "$rpid")
 after_add[streamd]=$(rss_kb "$spid")
 account redis "$rport" add
@@ -75,7 +75,7 @@ for p in "$rport" "$sport"; do
 done
 peak_pel[redis]=$(hwm_kb "$rpid")
 peak_pel[streamd]=$(hwm_kb "$spid")
-sleep 2
+sleep 3
 after_pel[redis]=$(rss_kb "$rpid")
 after_pel[streamd]=$(rss_kb "$spid")
 account redis "$rport" pel

@@ -28,7 +28,7 @@
 #
 # Needs redis-server, redis-cli and redis-benchmark on PATH, and git (the
 # base is built from a temporary worktree, removed at exit). Ports come from
-# 17920-17939.
+# 17940-17959.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -38,8 +38,8 @@ PENDING=${4:-10000}
 REQUESTS=200000
 CONSUME_ENTRIES=200000
 
-PORT_FIRST=17920
-PORT_LAST=17939
+PORT_FIRST=17940
+PORT_LAST=17959
 . bench/lib.sh
 
 BASEDIR="$TMP/base-src"

@@ -124,10 +124,13 @@ func (p *PEL) checkSlots() error {
 // the same depth, equal key and value counts, and a length that matches.
 func (t *tree[V]) check() error {
 	if t.root == nil {
-		if t.n != 0 || t.mem != 0 {
-			return fmt.Errorf("pel: empty tree of length %d, %d bytes", t.n, t.mem)
+		if t.n != 0 || t.mem != 0 || t.spare != nil {
+			return fmt.Errorf("pel: empty tree of length %d, %d bytes, spare %v", t.n, t.mem, t.spare != nil)
 		}
 		return nil
+	}
+	if sp := t.spare; sp != nil && (sp.kids != nil || len(sp.keys) != 0 || sp.front != 0 || cap(sp.keys) != leafMax) {
+		return fmt.Errorf("pel: spare leaf of %d keys, capacity %d after %d", len(sp.keys), cap(sp.keys), sp.front)
 	}
 	if t.root.kids != nil && len(t.root.kids) < 2 {
 		return fmt.Errorf("pel: inner root with %d children", len(t.root.kids))
@@ -141,8 +144,10 @@ func (t *tree[V]) check() error {
 			return fmt.Errorf("pel: empty node at depth %d", depth)
 		}
 		mem += n.bytes()
-		if n.kids == nil && (cap(n.keys) > n.acap || n.acap > leafMax) {
-			return fmt.Errorf("pel: leaf of capacity %d allocated with %d", cap(n.keys), n.acap)
+		if n.kids == nil {
+			if n.front < 0 || n.front+cap(n.keys) > leafMax || cap(n.vals) != cap(n.keys) || (n.front > 0 && len(n.keys) == 0) {
+				return fmt.Errorf("pel: leaf of %d keys (cap %d) after %d free slots", len(n.keys), cap(n.keys), n.front)
+			}
 		}
 		if len(n.keys) > n.maxLen() {
 			return fmt.Errorf("pel: node of %d keys at depth %d", len(n.keys), depth)
@@ -185,6 +190,9 @@ func (t *tree[V]) check() error {
 	}
 	if err := walk(t.root, 0, nil, nil); err != nil {
 		return err
+	}
+	if t.spare != nil {
+		mem += t.spare.bytes()
 	}
 	if count != t.n {
 		return fmt.Errorf("pel: tree of length %d holds %d keys", t.n, count)

@@ -9,7 +9,7 @@
 // delivery time, delivery count and the slot of its owner in the PEL's
 // table of consumer names, 32 bytes without pointers, so the garbage
 // collector does not scan the trees' items. Both trees are B+trees (see
-// tree) that pack IDs delivered in order into full leaves: about 48 bytes
+// tree) that pack IDs delivered in order into full leaves: about 50 bytes
 // of heap per pending entry, 32 in the group tree and 16 in its owner's
 // index. Callers see NACK values, with the owner's name.
 //
@@ -293,15 +293,15 @@ func (p *PEL) ConsumerRange(consumer string, start, end streams.ID, count int) [
 // cheap until either side changes). The copy keeps the slot numbers.
 func (p *PEL) Clone() *PEL {
 	c := &PEL{
-		nacks:    p.nacks.clone(),
-		owners:   make([]owner, len(p.owners)),
-		slots:    make(map[string]uint32, len(p.slots)),
-		free:     append([]uint32(nil), p.free...),
-		indexMem: p.indexMem,
+		nacks:  p.nacks.clone(),
+		owners: make([]owner, len(p.owners)),
+		slots:  make(map[string]uint32, len(p.slots)),
+		free:   append([]uint32(nil), p.free...),
 	}
 	for s := range p.owners {
 		if o := &p.owners[s]; o.used {
 			c.owners[s] = owner{name: o.name, used: true, ids: o.ids.clone()}
+			c.indexMem += c.owners[s].ids.mem // less p's spare leaves
 		}
 	}
 	for name, s := range p.slots {

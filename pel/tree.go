@@ -30,23 +30,31 @@ type tree[V any] struct {
 	root *node[V]
 	n    int
 	gen  uint64
-	// mem is the heap bytes of the nodes reachable from root (see
-	// node.bytes), kept up to date by every change.
+	// mem is the heap bytes of the nodes reachable from root and of the
+	// spare (see node.bytes), kept up to date by every change.
 	mem int64
+	// spare is a full-size leaf that left the tree, kept for the next
+	// right-edge split: acknowledging in order empties leaves at the left
+	// edge as deliveries fill new ones at the right. It belongs to t
+	// alone (a clone does not get it) and goes when the tree empties.
+	spare *node[V]
 }
 
 // node is a leaf (kids == nil: keys[i] maps to vals[i]) or an inner node
 // (kids != nil, len(kids) == len(keys)): keys[i], for i > 0, is a lower
 // bound of kids[i]'s keys and greater than every key of kids[i-1]; keys[0]
-// is not used to route. Leaves hold keys and vals with equal capacity;
-// acap is the capacity they were allocated with (removing a leaf's first
-// entry starts its slices one later, which lowers their cap).
+// is not used to route. A leaf's keys and vals are windows, at the same
+// offset, of the two arrays it allocated: removing a leaf's first entry
+// starts the windows one later (front counts the slots so left before
+// them), and the room freed in front is used again when the leaf runs out
+// of room at the end. A window with room in front is never empty (an empty
+// leaf leaves the tree), so it points into its array.
 type node[V any] struct {
-	gen  uint64
-	keys []streams.ID
-	vals []V
-	kids []*node[V]
-	acap int
+	gen   uint64
+	keys  []streams.ID
+	vals  []V
+	kids  []*node[V]
+	front int
 }
 
 // idSize and ptrSize are the sizes of an ID and of a pointer.
@@ -64,7 +72,7 @@ func (n *node[V]) bytes() int64 {
 		return b + int64(cap(n.keys))*idSize + int64(cap(n.kids))*ptrSize
 	}
 	var v V
-	return b + int64(n.acap)*(idSize+int64(unsafe.Sizeof(v)))
+	return b + int64(n.front+cap(n.keys))*(idSize+int64(unsafe.Sizeof(v)))
 }
 
 // sizeClass rounds a small object's size up to the Go allocator's size
@@ -226,6 +234,10 @@ func ascendNode[V any](n *node[V], from streams.ID, fn func(streams.ID, V) bool)
 // t until either changes.
 func (t *tree[V]) clone() tree[V] {
 	c := *t
+	if t.spare != nil {
+		c.spare = nil
+		c.mem -= t.spare.bytes()
+	}
 	t.gen = generations.Add(1)
 	c.gen = generations.Add(1)
 	return c
@@ -242,7 +254,6 @@ func (t *tree[V]) mut(n *node[V]) *node[V] {
 		c.kids = append(make([]*node[V], 0, cap(n.kids)), n.kids...)
 	} else {
 		c.vals = append(make([]V, 0, cap(n.keys)), n.vals...)
-		c.acap = cap(n.keys)
 	}
 	t.mem += c.bytes() - n.bytes()
 	return c
@@ -270,7 +281,68 @@ func (t *tree[V]) set(k streams.ID, v V) (old V, replaced bool) {
 
 // newLeaf returns a leaf of generation gen with n entries and capacity c.
 func newLeaf[V any](gen uint64, n, c int) *node[V] {
-	return &node[V]{gen: gen, keys: make([]streams.ID, n, c), vals: make([]V, n, c), acap: c}
+	l := &node[V]{gen: gen}
+	l.setArrays(make([]streams.ID, c), make([]V, c), n)
+	return l
+}
+
+// appendLeaf returns a leaf of one entry and capacity leafMax for a
+// right-edge split: the spare, if there is one, else a new leaf.
+func (t *tree[V]) appendLeaf() *node[V] {
+	r := t.spare
+	if r == nil {
+		return newLeaf[V](t.gen, 1, leafMax)
+	}
+	t.spare = nil
+	t.mem -= r.bytes() // counted again as the split's new node
+	r.gen = t.gen
+	r.keys, r.vals = r.keys[:1], r.vals[:1]
+	return r
+}
+
+// drop accounts for n leaving the tree, and keeps it as the spare when it
+// is a full-size leaf that belongs to t and there is none.
+func (t *tree[V]) drop(n *node[V]) {
+	if n.kids != nil || n.gen != t.gen || t.spare != nil || n.front+cap(n.keys) != leafMax {
+		t.mem -= n.bytes()
+		return
+	}
+	kbase, vbase := n.arrays()
+	clear(vbase)
+	n.setArrays(kbase, vbase, 0)
+	t.spare = n
+}
+
+// setArrays makes kbase and vbase leaf n's arrays, holding its n entries
+// at their start.
+func (n *node[V]) setArrays(kbase []streams.ID, vbase []V, l int) {
+	n.keys, n.vals, n.front = kbase[:l], vbase[:l], 0
+}
+
+// arrays returns the whole arrays of leaf n's windows: front slots before
+// them (the windows then point front elements into the arrays: see node).
+func (n *node[V]) arrays() ([]streams.ID, []V) {
+	if n.front == 0 {
+		return n.keys[:cap(n.keys)], n.vals[:cap(n.vals)]
+	}
+	var v V
+	k := unsafe.Add(unsafe.Pointer(unsafe.SliceData(n.keys)), -n.front*int(idSize))
+	p := unsafe.Add(unsafe.Pointer(unsafe.SliceData(n.vals)), -n.front*int(unsafe.Sizeof(v)))
+	return unsafe.Slice((*streams.ID)(k), n.front+cap(n.keys)), unsafe.Slice((*V)(p), n.front+cap(n.vals))
+}
+
+// compact moves leaf n's entries to the start of its arrays, so that the
+// room freed in front by removals is at the end.
+func (n *node[V]) compact() {
+	l, off := len(n.keys), n.front
+	if off == 0 {
+		return
+	}
+	kbase, vbase := n.arrays()
+	copy(kbase, n.keys)
+	copy(vbase, n.vals)
+	clear(vbase[l : off+l])
+	n.setArrays(kbase, vbase, l)
 }
 
 // insert stores v for k below n, which belongs to t. When n had to split, it
@@ -300,7 +372,7 @@ func (t *tree[V]) insertIn(n *node[V], k streams.ID, v V) (old V, replaced bool,
 		if i == len(n.keys) {
 			// An append to a full leaf: n stays full, k starts the next
 			// leaf, made big enough for the appends likely to follow.
-			right = newLeaf[V](t.gen, 1, leafMax)
+			right = t.appendLeaf()
 			right.keys[0], right.vals[0] = k, v
 			return old, false, right, k
 		}
@@ -352,14 +424,17 @@ func (t *tree[V]) insertIn(n *node[V], k streams.ID, v V) (old V, replaced bool,
 // doubling up to leafMax entries.
 func (n *node[V]) insertAt(i int, k streams.ID, v V) {
 	l := len(n.keys)
+	if l == cap(n.keys) && n.front > 0 {
+		n.compact()
+	}
 	if l == cap(n.keys) {
 		c := min(max(2*l, leafMinCap), leafMax)
-		keys, vals := make([]streams.ID, l+1, c), make([]V, l+1, c)
+		keys, vals := make([]streams.ID, c), make([]V, c)
 		copy(keys, n.keys[:i])
 		copy(keys[i+1:], n.keys[i:])
 		copy(vals, n.vals[:i])
 		copy(vals[i+1:], n.vals[i:])
-		n.keys, n.vals, n.acap = keys, vals, c
+		n.setArrays(keys, vals, l+1)
 	} else {
 		n.keys, n.vals = n.keys[:l+1], n.vals[:l+1]
 		copy(n.keys[i+1:], n.keys[i:l])
@@ -394,11 +469,10 @@ func (t *tree[V]) delete(k streams.ID) (V, bool) {
 		r := t.root
 		switch {
 		case r.kids != nil && len(r.kids) == 0, r.kids == nil && len(r.keys) == 0:
-			t.root = nil
-			t.mem -= r.bytes()
+			t.root, t.spare, t.mem = nil, nil, 0
 		case r.kids != nil && len(r.kids) == 1:
 			t.root = r.kids[0]
-			t.mem -= r.bytes()
+			t.drop(r)
 			continue
 		}
 		return old, true
@@ -451,19 +525,21 @@ func (t *tree[V]) rebalance(n *node[V], i int) {
 	switch {
 	case len(c.keys) == 0:
 		n.removeKid(i)
-		t.mem -= c.bytes()
+		t.drop(c)
 	case i > 0 && len(n.kids[i-1].keys)+len(c.keys) <= c.maxLen():
 		l := t.mut(n.kids[i-1])
 		n.kids[i-1] = l
 		b := l.bytes()
 		l.absorb(c, n.keys[i])
 		n.removeKid(i)
-		t.mem += l.bytes() - b - c.bytes()
+		t.mem += l.bytes() - b
+		t.drop(c)
 	case i+1 < len(n.kids) && len(c.keys)+len(n.kids[i+1].keys) <= c.maxLen():
 		r, b := n.kids[i+1], c.bytes()
 		c.absorb(r, n.keys[i+1])
 		n.removeKid(i + 1)
-		t.mem += c.bytes() - b - r.bytes()
+		t.mem += c.bytes() - b
+		t.drop(r)
 	}
 }
 
@@ -476,25 +552,29 @@ func (n *node[V]) absorb(r *node[V], sep streams.ID) {
 		return
 	}
 	l := len(n.keys) + len(r.keys)
+	if l > cap(n.keys) && l <= n.front+cap(n.keys) {
+		n.compact()
+	}
 	if l > cap(n.keys) {
 		c := leafMinCap
 		for c < l {
 			c *= 2
 		}
 		c = min(c, leafMax)
-		n.keys = append(make([]streams.ID, 0, c), n.keys...)
-		n.vals = append(make([]V, 0, c), n.vals...)
-		n.acap = c
+		keys, vals := make([]streams.ID, c), make([]V, c)
+		copy(keys, n.keys)
+		copy(vals, n.vals)
+		n.setArrays(keys, vals, len(n.keys))
 	}
 	n.keys = append(n.keys, r.keys...)
 	n.vals = append(n.vals, r.vals...)
 }
 
 // removeAt deletes position i of leaf n, moving the shorter side: the
-// entries before i move right and the leaf's slices start one later (so
+// entries before i move right and the leaf's windows start one later (so
 // acknowledging in ID order, which removes the first entry of the first
 // leaf, moves nothing), or the entries after i move left. It halves the
-// leaf's arrays once they are a quarter full.
+// leaf's arrays once its window is a quarter full.
 func (n *node[V]) removeAt(i int) {
 	l := len(n.keys) - 1
 	var zero V
@@ -503,6 +583,7 @@ func (n *node[V]) removeAt(i int) {
 		copy(n.vals[1:i+1], n.vals[:i])
 		n.vals[0] = zero
 		n.keys, n.vals = n.keys[1:], n.vals[1:]
+		n.front++
 	} else {
 		copy(n.keys[i:], n.keys[i+1:])
 		copy(n.vals[i:], n.vals[i+1:])
@@ -510,9 +591,10 @@ func (n *node[V]) removeAt(i int) {
 		n.keys, n.vals = n.keys[:l], n.vals[:l]
 	}
 	if c := cap(n.keys); c > leafMinCap && 4*l <= c {
-		n.keys = append(make([]streams.ID, 0, c/2), n.keys...)
-		n.vals = append(make([]V, 0, c/2), n.vals...)
-		n.acap = c / 2
+		keys, vals := make([]streams.ID, c/2), make([]V, c/2)
+		copy(keys, n.keys)
+		copy(vals, n.vals)
+		n.setArrays(keys, vals, l)
 	}
 }
 

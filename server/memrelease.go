@@ -20,10 +20,13 @@ import (
 // at least idleReleaseMin (and a quarter of the live heap) more than the
 // live heap, the sampler collects and returns the free pages to the
 // operating system, once per quiet period. It costs a collection when the
-// server has nothing else to do, and nothing while commands flow.
+// server has nothing else to do, and nothing while commands flow; the pages
+// given back are faulted in again by the next burst, so the quiet period
+// is long enough (a second) that a steady stream of requests with short
+// gaps does not pay that on every gap.
 
 // idleReleaseAfter is how long no command must run before a release.
-const idleReleaseAfter = 500 * time.Millisecond
+const idleReleaseAfter = time.Second
 
 // idleReleaseMin is the least memory above the live heap worth a release.
 const idleReleaseMin = 4 << 20

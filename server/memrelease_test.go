@@ -24,14 +24,14 @@ func TestIdleReleaseTicks(t *testing.T) {
 	}{
 		{"release after a burst, once", []tick{
 			{0, 0, 10 * mb, 40 * mb, false},
-			{100 * time.Millisecond, 5000, 10 * mb, 40 * mb, false}, // busy
-			{200 * time.Millisecond, 9000, 10 * mb, 40 * mb, false}, // busy: the quiet period starts
-			{600 * time.Millisecond, 9000, 10 * mb, 40 * mb, false}, // quiet for 400 ms
-			{700 * time.Millisecond, 9000, 10 * mb, 40 * mb, true},  // quiet for 500 ms
-			{800 * time.Millisecond, 9000, 10 * mb, 40 * mb, false}, // already released
+			{100 * time.Millisecond, 5000, 10 * mb, 40 * mb, false},  // busy
+			{200 * time.Millisecond, 9000, 10 * mb, 40 * mb, false},  // busy: the quiet period starts
+			{1100 * time.Millisecond, 9000, 10 * mb, 40 * mb, false}, // quiet for 900 ms
+			{1200 * time.Millisecond, 9000, 10 * mb, 40 * mb, true},  // quiet for 1 s
+			{1300 * time.Millisecond, 9000, 10 * mb, 40 * mb, false}, // already released
 			{5 * time.Second, 9000, 10 * mb, 40 * mb, false},
 			{5100 * time.Millisecond, 9001, 10 * mb, 40 * mb, false}, // a command: a new period
-			{5600 * time.Millisecond, 9001, 10 * mb, 40 * mb, true},
+			{6100 * time.Millisecond, 9001, 10 * mb, 40 * mb, true},
 		}},
 		{"too little to give back", []tick{
 			{0, 7, 10 * mb, 13 * mb, false},
@@ -43,9 +43,9 @@ func TestIdleReleaseTicks(t *testing.T) {
 		}},
 		{"never while busy", []tick{
 			{0, 1, 10 * mb, 90 * mb, false},
-			{time.Second, 2, 10 * mb, 90 * mb, false},
-			{2 * time.Second, 3, 10 * mb, 90 * mb, false},
-			{3 * time.Second, 4, 10 * mb, 90 * mb, false},
+			{900 * time.Millisecond, 2, 10 * mb, 90 * mb, false},
+			{1800 * time.Millisecond, 3, 10 * mb, 90 * mb, false},
+			{2700 * time.Millisecond, 4, 10 * mb, 90 * mb, false},
 		}},
 	}
 	for _, tc := range tests {
