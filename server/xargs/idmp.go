@@ -113,6 +113,13 @@ func IDMPAutoIID(fields [][]byte) string {
 func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 	c := wire.XCfgSet{Base: key(args[1])}
 	for i := 2; i < len(args); i += 2 {
+		if n, r := retentionOption(&c.Ret, args[i:]); n > 0 {
+			if r != nil {
+				return c, r
+			}
+			i += n - 2
+			continue
+		}
 		if i+1 >= len(args) {
 			return c, resp.ErrSyntax
 		}
@@ -145,7 +152,7 @@ func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 			return c, resp.ErrSyntax
 		}
 	}
-	if c.Duration == 0 && c.MaxSize == 0 {
+	if c.Duration == 0 && c.MaxSize == 0 && c.Ret.IsZero() {
 		return c, ErrCfgNone
 	}
 	return c, nil
