@@ -37,6 +37,15 @@ type Retention struct {
 	idleMs     int64 // GROUP-IDLE-EXPIRE; 0: none
 	expired    int64 // groups-expired
 	activityMs map[string]int64
+	// neededBelow: every live entry below it was pending in some group
+	// when an ACKED retention trim last asked (zero: nothing known). An
+	// XADD's retention trim starts there, so entries held at the head of
+	// the stream are not walked on every XADD; XACK/XACKDEL lower it, the
+	// other group changes that can free an entry reset it, and the sweep's
+	// trim starts from the head (a change missed here only delays a trim
+	// to the sweep). It is replicated state (in the snapshot), since what
+	// an XADD trims depends on it.
+	neededBelow streams.ID
 }
 
 // newRetention returns the default settings.
@@ -71,6 +80,7 @@ func (o *Object) setRetention(s wire.RetentionSet, nowMs int64) {
 	if r == nil {
 		r = newRetention()
 	}
+	r.neededBelow = streams.ID{}
 	if s.SetMaxLen {
 		r.maxLen = s.MaxLen
 	}
@@ -108,15 +118,31 @@ func (r *Retention) cutoff(nowMs int64) (streams.ID, bool) {
 }
 
 // applyRetention trims o's stream to its retention at nowMs and returns the
-// entries removed.
-func applyRetention(o *Object, nowMs int64) int64 {
+// entries removed; full (the sweep) starts the ACKED trim from the head
+// rather than from neededBelow.
+func applyRetention(o *Object, nowMs int64, full bool) int64 {
 	r := o.Ret
 	if !r.trims() || o.Stream.Len() == 0 {
 		return 0
 	}
+	if full {
+		r.neededBelow = streams.ID{}
+	}
+	var asked streams.ID
 	keep := func(a *streams.TrimArgs) {
-		if !r.keepRef {
-			setRefKeep(a, wire.RefAcked, o)
+		if r.keepRef {
+			return
+		}
+		setRefKeep(a, wire.RefAcked, o)
+		a.From = r.neededBelow
+		needed := a.Keep
+		a.Keep = func(id streams.ID) bool {
+			// Asked in ID order: each entry asked stays because it is
+			// needed or goes.
+			if asked.Less(id) {
+				asked = id
+			}
+			return needed(id)
 		}
 	}
 	var removed int64
@@ -130,7 +156,50 @@ func applyRetention(o *Object, nowMs int64) int64 {
 		keep(&a)
 		removed += o.Stream.Trim(a)
 	}
+	if next, ok := asked.Next(); ok && r.neededBelow.Less(next) && !asked.IsZero() {
+		r.neededBelow = next
+	}
 	return removed
+}
+
+// retentionFreed lowers or resets neededBelow after a write that may have
+// freed entries a group needed: XACK and XACKDEL free the IDs they name;
+// a group destroyed, a consumer deleted, a group's ID set or an XNACK may
+// free any.
+func (ks *Keyspace) retentionFreed(cmd wire.Command) {
+	var db int
+	var key string
+	var ids []streams.ID
+	switch c := cmd.(type) {
+	case wire.XAck:
+		db, key, ids = c.DB, c.Key, c.IDs
+	case wire.XAckDel:
+		db, key, ids = c.DB, c.Key, c.IDs
+	case wire.XGroupDestroy:
+		db, key = c.DB, c.Key
+	case wire.XGroupDelConsumer:
+		db, key = c.DB, c.Key
+	case wire.XGroupSetID:
+		db, key = c.DB, c.Key
+	case wire.XNack:
+		db, key = c.DB, c.Key
+	default:
+		return
+	}
+	o := ks.db(db).keys[key]
+	if o == nil || o.Ret == nil || o.Ret.neededBelow.IsZero() {
+		return
+	}
+	r := o.Ret
+	if ids == nil {
+		r.neededBelow = streams.ID{}
+		return
+	}
+	for _, id := range ids {
+		if id.Less(r.neededBelow) {
+			r.neededBelow = id
+		}
+	}
 }
 
 // retentionCounts returns, at nowMs, how many entries retention would
@@ -187,6 +256,7 @@ func retentionCounts(o *Object, nowMs int64) (removable, held int64) {
 // destroyed group. It runs after every applied write that did not fail
 // (a refused XGROUP CREATE is no activity).
 func (ks *Keyspace) noteGroupActivity(cmd wire.Command, err error, nowMs int64) {
+	ks.retentionFreed(cmd)
 	if err != nil {
 		return
 	}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"streamd/replication/wire"
+	"streamd/streams"
 )
 
 // retentionSweep applies wire.RetentionSweep: each named stream is trimmed
@@ -10,7 +11,7 @@ func (ks *Keyspace) retentionSweep(c wire.RetentionSweep, nowMs int64) (any, err
 	var n int64
 	for _, k := range c.Names {
 		if o := ks.lookupWrite(c.DB, k, nowMs); o != nil {
-			n += applyRetention(o, nowMs)
+			n += applyRetention(o, nowMs, true)
 		}
 	}
 	return n, nil
@@ -43,6 +44,7 @@ func (ks *Keyspace) groupsExpired(c wire.GroupsExpired, nowMs int64) (any, error
 		}
 		o.Groups.Destroy(g)
 		delete(o.Ret.activityMs, g)
+		o.Ret.neededBelow = streams.ID{} // its pending entries are free
 		o.Ret.expired++
 		out.Keys = append(out.Keys, k)
 		out.Groups = append(out.Groups, g)

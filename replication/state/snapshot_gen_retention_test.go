@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"streamd/replication/wire"
+	"streamd/streams"
 )
 
 // retentionCommand returns an XCFGSET with retention options, a retention
@@ -52,33 +53,48 @@ func (g *opGen) retentionCommand(db int, key string) wire.Command {
 
 // TestGenCoversRetention checks the generator's retention commands do
 // something: streams get trimmed by retention, held back by groups, and
-// groups expire.
+// groups expire; and that an XADD's retention trim, which starts from
+// neededBelow, leaves nothing a full trim would remove.
 func TestGenCoversRetention(t *testing.T) {
-	ks := New()
-	g := newOpGen(11, ks)
 	var trimmed, expired int64
 	held := false
+	for _, seed := range []uint64{11, 3, 7, 20} {
+		retentionGenRun(t, seed, &trimmed, &expired, &held)
+	}
+	if trimmed == 0 || expired == 0 || !held {
+		t.Fatalf("sweeps trimmed %d entries, expired %d groups, held seen %v", trimmed, expired, held)
+	}
+}
+
+func retentionGenRun(t *testing.T, seed uint64, trimmed, expired *int64, held *bool) {
+	ks := New()
+	g := newOpGen(seed, ks)
 	for i := 0; i < 6000; i++ {
 		cmd, now := g.command(false), g.tick()
 		res, err := ks.Apply(cmd, now)
 		if err != nil {
 			continue
 		}
-		switch cmd.(type) {
+		switch c := cmd.(type) {
+		case wire.XAdd:
+			if _, ok := res.(streams.ID); ok {
+				if o := ks.db(c.DB).keys[c.Key]; o != nil {
+					if n, _ := retentionCounts(o, ks.LastNow()); n != 0 {
+						t.Fatalf("seed %d step %d: %d entries left for a full trim after XADD %s", seed, i, n, c.Key)
+					}
+				}
+			}
 		case wire.RetentionSweep:
-			trimmed += res.(int64)
+			*trimmed += res.(int64)
 		case wire.GroupsExpired:
-			expired += int64(len(res.(wire.ExpiredGroups).Groups))
+			*expired += int64(len(res.(wire.ExpiredGroups).Groups))
 		}
 		for _, d := range ks.dbs {
 			for _, o := range d.keys {
 				if _, h := retentionCounts(o, now); h > 0 {
-					held = true
+					*held = true
 				}
 			}
 		}
-	}
-	if trimmed == 0 || expired == 0 || !held {
-		t.Fatalf("sweeps trimmed %d entries, expired %d groups, held seen %v", trimmed, expired, held)
 	}
 }

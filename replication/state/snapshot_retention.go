@@ -11,7 +11,7 @@ import (
 // before it.
 //
 //	retention  tagRetention | v maxlen (-1 none) | v maxage-ms (0 none) | u8 keepref
-//	           | v group-idle-expire-ms (0 none) | v groups-expired
+//	           | v group-idle-expire-ms (0 none) | v groups-expired | id needed-below
 //	           | uv activities | (str group | v last-activity-ms)...
 //	           after a key's IDMP record; activities of existing groups, by name
 const tagRetention byte = 17
@@ -32,6 +32,7 @@ func (sw *snapWriter) retention(o *Object) {
 	}
 	sw.b = binary.AppendVarint(sw.b, r.idleMs)
 	sw.b = binary.AppendVarint(sw.b, r.expired)
+	sw.b = appendID(sw.b, r.neededBelow)
 	gs := o.Groups.All()
 	n := 0
 	for _, g := range gs {
@@ -61,6 +62,7 @@ func (sr *snapReader) readRetention(key string, o *Object) {
 	keepRef := sr.byte()
 	r.keepRef = keepRef == 1
 	r.idleMs, r.expired = sr.varint(), sr.varint()
+	r.neededBelow = sr.id()
 	n := sr.count("group activity", math.MaxInt32)
 	if sr.err == nil && (r.maxLen < -1 || r.maxAgeMs < 0 || keepRef > 1 || r.idleMs < 0 || r.expired < 0 ||
 		(r.idleMs == 0 && n > 0)) {
