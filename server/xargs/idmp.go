@@ -108,7 +108,9 @@ func IDMPAutoIID(fields [][]byte) string {
 
 // XCfgSet parses XCFGSET key [IDMP-DURATION duration] [IDMP-MAXSIZE
 // maxsize] as xcfgsetCommand: each option once with a value, each value an
-// integer in range, at least one option. (Redis looks the key up first:
+// integer in range, at least one option; the retention options (MAXLEN,
+// MAXAGE, NONE, RETENTION-POLICY, GROUP-IDLE-EXPIRE: retention.go) may be
+// mixed in. (Redis looks the key up first:
 // the caller answers "no such key" before these errors.)
 func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 	c := wire.XCfgSet{Base: key(args[1])}
