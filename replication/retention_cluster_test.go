@@ -16,9 +16,9 @@ import (
 // leader): the query, then the ops it proposes.
 func sweepRetention(t *testing.T, s *Shard) (trimmed int64, expired wire.ExpiredGroups) {
 	t.Helper()
-	sc := s.RetentionDue(0, 0, 1000)
+	sc := s.RetentionDue(0, 0, 1000, true)
 	if len(sc.Trim) > 0 {
-		trimmed = propose(t, s, wire.RetentionSweep{Names: sc.Trim}).(int64)
+		trimmed = propose(t, s, wire.RetentionSweep{Names: sc.Trim, Full: true}).(int64)
 	}
 	if len(sc.ExpireKeys) > 0 {
 		expired = propose(t, s, wire.GroupsExpired{Names: sc.ExpireKeys, Groups: sc.ExpireGroups}).(wire.ExpiredGroups)

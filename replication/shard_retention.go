@@ -6,10 +6,10 @@ import "streamd/replication/state"
 // SCAN order, and reports by this node's clock the streams retention
 // would trim, the groups idle past GROUP-IDLE-EXPIRE and the entries
 // retention holds (state.Keyspace.RetentionDue): the retention sweep's
-// query.
-func (s *Shard) RetentionDue(db int, cursor uint64, count int) state.RetentionScan {
+// query. full walks each stream from its head.
+func (s *Shard) RetentionDue(db int, cursor uint64, count int, full bool) state.RetentionScan {
 	now := s.clock()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.ks.RetentionDue(db, cursor, count, max(now, s.ks.LastNow()))
+	return s.ks.RetentionDue(db, cursor, count, max(now, s.ks.LastNow()), full)
 }

@@ -21,12 +21,19 @@ const (
 	retentionSweepEvery = 10
 	// retentionSweepKeys bounds the keys one sweep looks at per database.
 	retentionSweepKeys = 1000
+	// retentionFullEvery: one sweep in this many (the first included)
+	// walks and trims each stream from its head, not from where the last
+	// trim found entries still needed (state.Retention's neededBelow), so
+	// an entry freed by a change that did not move that position goes
+	// within this many seconds.
+	retentionFullEvery = 30
 )
 
 // retentionSweeper is the sweep's position in each database of each shard
 // and the retention-held sums, owned by the keyspace-tasks goroutine.
 type retentionSweeper struct {
 	ticks   int
+	sweeps  int
 	cursors map[int]*[state.NumDatabases]uint64
 	// pass sums retention-held over the current pass of a database; held
 	// is the sum of its last complete pass (what the metric shows).
@@ -40,6 +47,8 @@ func (w *retentionSweeper) tick(s *Server) error {
 		return nil
 	}
 	w.ticks = 0
+	full := w.sweeps%retentionFullEvery == 0
+	w.sweeps++
 	if w.cursors == nil {
 		w.cursors = map[int]*[state.NumDatabases]uint64{}
 		w.pass = map[int]*[state.NumDatabases]int64{}
@@ -59,7 +68,7 @@ func (w *retentionSweeper) tick(s *Server) error {
 			w.pass[i] = new([state.NumDatabases]int64)
 			w.held[i] = new([state.NumDatabases]int64)
 		}
-		if err := s.sweepRetention(i, w); err != nil && !router.IsNotLeader(err) && first == nil {
+		if err := s.sweepRetention(i, w, full); err != nil && !router.IsNotLeader(err) && first == nil {
 			first = err
 		}
 	}
@@ -73,19 +82,19 @@ func (w *retentionSweeper) tick(s *Server) error {
 	return first
 }
 
-// sweepRetention is one sweep of shard i.
-func (s *Server) sweepRetention(i int, w *retentionSweeper) error {
+// sweepRetention is one sweep of shard i (full: see retentionFullEvery).
+func (s *Server) sweepRetention(i int, w *retentionSweeper, full bool) error {
 	sh := s.node.Shard(i)
 	cur, pass, held := w.cursors[i], w.pass[i], w.held[i]
 	for db := range cur {
-		sc := sh.RetentionDue(db, cur[db], retentionSweepKeys)
+		sc := sh.RetentionDue(db, cur[db], retentionSweepKeys, full)
 		cur[db] = sc.Next
 		pass[db] += sc.Held
 		if sc.Next == 0 {
 			held[db], pass[db] = pass[db], 0
 		}
 		if len(sc.Trim) > 0 {
-			if _, err := s.applyOn(nil, i, wire.RetentionSweep{DB: db, Names: sc.Trim}); err != nil {
+			if _, err := s.applyOn(nil, i, wire.RetentionSweep{DB: db, Names: sc.Trim, Full: full}); err != nil {
 				return err
 			}
 		}

@@ -210,7 +210,10 @@ func (ks *Keyspace) retentionFreed(cmd wire.Command) {
 // walk over the entries retention would remove or holds (those up to the
 // groups' smallest last-delivered-id; later ones are all needed and only
 // counted) plus one pass over the stream's nodes for MAXAGE.
-func retentionCounts(o *Object, nowMs int64) (removable, held int64) {
+//
+// Unless full, the walk starts at neededBelow, as an XADD's trim does (the
+// entries below it are needed): then it costs only what changed since.
+func retentionCounts(o *Object, nowMs int64, full bool) (removable, held int64) {
 	r := o.Ret
 	s := o.Stream
 	if !r.trims() || s.Len() == 0 {
@@ -235,7 +238,11 @@ func retentionCounts(o *Object, nowMs int64) (removable, held int64) {
 	minLast, _ := refs.MinLastID()
 	needed := refs.Ascending()
 	acked := length
-	s.Ascend(streams.MinID, func(e streams.Entry) bool {
+	from := streams.MinID
+	if !full {
+		from = r.neededBelow
+	}
+	s.Ascend(from, func(e streams.Entry) bool {
 		old := hasAge && e.ID.Less(min)
 		if !old && !(r.maxLen >= 0 && acked > r.maxLen) {
 			return false
@@ -332,6 +339,6 @@ func retentionInfo(o *Object, nowMs int64) *RetentionInfo {
 	if r.idleMs > 0 {
 		i.GroupIdleExpire = r.idleMs
 	}
-	_, i.Held = retentionCounts(o, nowMs)
+	_, i.Held = retentionCounts(o, nowMs, false)
 	return i
 }

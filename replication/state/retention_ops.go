@@ -11,7 +11,7 @@ func (ks *Keyspace) retentionSweep(c wire.RetentionSweep, nowMs int64) (any, err
 	var n int64
 	for _, k := range c.Names {
 		if o := ks.lookupWrite(c.DB, k, nowMs); o != nil {
-			n += applyRetention(o, nowMs, true)
+			n += applyRetention(o, nowMs, c.Full)
 		}
 	}
 	return n, nil
@@ -68,10 +68,13 @@ type RetentionScan struct {
 
 // RetentionDue looks at up to count keys of database db in SCAN order from
 // cursor and reports, at nowMs, the streams retention would trim, the
-// groups idle past GROUP-IDLE-EXPIRE and the entries held. It only reads:
+// groups idle past GROUP-IDLE-EXPIRE and the entries held; full walks each
+// stream from its head (see retentionCounts; the sweep then proposes a
+// full trim), which finds entries freed by a change that did not lower
+// neededBelow. It only reads:
 // the server's sweep proposes wire.RetentionSweep and wire.GroupsExpired
 // with them, whose Apply decides again at the entry's time.
-func (ks *Keyspace) RetentionDue(db int, cursor uint64, count int, nowMs int64) RetentionScan {
+func (ks *Keyspace) RetentionDue(db int, cursor uint64, count int, nowMs int64, full bool) RetentionScan {
 	d := ks.db(db)
 	var sc RetentionScan
 	seen := 0
@@ -85,7 +88,7 @@ func (ks *Keyspace) RetentionDue(db int, cursor uint64, count int, nowMs int64) 
 		if o == nil || o.Ret == nil || d.expired(it.key, nowMs) {
 			return true
 		}
-		removable, held := retentionCounts(o, nowMs)
+		removable, held := retentionCounts(o, nowMs, full)
 		if removable > 0 {
 			sc.Trim = append(sc.Trim, it.key)
 		}

@@ -85,11 +85,11 @@ func TestRetentionAckedHolds(t *testing.T) {
 	if got := retInfo(t, ks, "s", 102); got.Held != 3 {
 		t.Fatalf("held %d, want 3 (7-11 pending, MAXLEN 2)", got.Held)
 	}
-	sc := ks.RetentionDue(0, 0, 100, 102)
+	sc := ks.RetentionDue(0, 0, 100, 102, true)
 	if !reflect.DeepEqual(sc.Trim, []string{"s"}) || sc.Held != 3 {
 		t.Fatalf("scan %+v", sc)
 	}
-	if n := mustApply(t, ks, wire.RetentionSweep{Names: []string{"s", "missing"}}, 102).(int64); n != 5 {
+	if n := mustApply(t, ks, wire.RetentionSweep{Names: []string{"s", "missing"}, Full: true}, 102).(int64); n != 5 {
 		t.Fatalf("sweep removed %d, want 5", n)
 	}
 	if got, want := rangeIDs(t, ks, "s", 102), pend[5:]; !reflect.DeepEqual(got, want) {
@@ -100,7 +100,7 @@ func TestRetentionAckedHolds(t *testing.T) {
 	if got, want := rangeIDs(t, ks, "s", 103), []streams.ID{id(10, 1), id(11, 1)}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("entries %v, want %v", got, want)
 	}
-	if sc := ks.RetentionDue(0, 0, 100, 103); len(sc.Trim) != 0 || sc.Held != 0 {
+	if sc := ks.RetentionDue(0, 0, 100, 103, true); len(sc.Trim) != 0 || sc.Held != 0 {
 		t.Fatalf("nothing left to do, scan %+v", sc)
 	}
 }
@@ -110,7 +110,7 @@ func TestRetentionMaxAge(t *testing.T) {
 	addMs(t, ks, "s", 1000, 100, 200, 300, 400)
 	mustApply(t, ks, cfgRet("s", wire.RetentionSet{SetMaxAge: true, MaxAgeMs: 1000}), 1000)
 	// At 1250 the entries below 250 are older than a second.
-	if sc := ks.RetentionDue(0, 0, 10, 1250); !reflect.DeepEqual(sc.Trim, []string{"s"}) {
+	if sc := ks.RetentionDue(0, 0, 10, 1250, true); !reflect.DeepEqual(sc.Trim, []string{"s"}) {
 		t.Fatalf("scan %+v", sc)
 	}
 	if n := mustApply(t, ks, wire.RetentionSweep{Names: []string{"s"}}, 1250).(int64); n != 2 {
@@ -153,10 +153,10 @@ func TestGroupIdleExpire(t *testing.T) {
 		t.Fatal("BUSYGROUP expected")
 	}
 	mustApply(t, ks, wire.XAck{Base: base("s"), Group: "new", IDs: []streams.ID{id(9, 9)}}, 4000)
-	if sc := ks.RetentionDue(0, 0, 10, 6999); len(sc.ExpireGroups) != 0 {
+	if sc := ks.RetentionDue(0, 0, 10, 6999, true); len(sc.ExpireGroups) != 0 {
 		t.Fatalf("early candidates %+v", sc)
 	}
-	sc := ks.RetentionDue(0, 0, 10, 7000)
+	sc := ks.RetentionDue(0, 0, 10, 7000, true)
 	if !reflect.DeepEqual(sc.ExpireGroups, []string{"old"}) || !reflect.DeepEqual(sc.ExpireKeys, []string{"s"}) {
 		t.Fatalf("scan %+v", sc)
 	}
@@ -238,5 +238,46 @@ func TestRetentionSnapshot(t *testing.T) {
 	}
 	if !bytes.Equal(snap(t, ks), snap(t, rs)) {
 		t.Fatal("snapshots differ after the expiry")
+	}
+}
+
+// TestRetentionNeededBelow: an XADD's ACKED trim starts where the last one
+// found entries still needed; XACK moves that back; a change that frees
+// an entry without moving it (simulated here) is found by the full sweep.
+func TestRetentionNeededBelow(t *testing.T) {
+	ks := New()
+	addMs(t, ks, "s", 100, 1, 2, 3, 4, 5)
+	mustApply(t, ks, wire.XGroupCreate{Base: base("s"), Group: "g", ID: streams.MinID, EntriesRead: -1}, 100)
+	mustApply(t, ks, readNew("s", "g", "c", 4), 100) // 1-4 pending
+	mustApply(t, ks, cfgRet("s", wire.RetentionSet{SetMaxLen: true, MaxLen: 0}), 100)
+	addMs(t, ks, "s", 100, 6)
+	r := ks.db(0).keys["s"].Ret
+	if r.neededBelow != id(4, 2) {
+		t.Fatalf("neededBelow %s, want 4-2 (1-4 pending)", r.neededBelow)
+	}
+	mustApply(t, ks, wire.XAck{Base: base("s"), Group: "g", IDs: []streams.ID{id(3, 1)}}, 100)
+	if r.neededBelow != id(3, 1) {
+		t.Fatalf("after XACK 3-1: neededBelow %s", r.neededBelow)
+	}
+	addMs(t, ks, "s", 100, 7)
+	if got, want := rangeIDs(t, ks, "s", 100), []streams.ID{id(1, 1), id(2, 1), id(4, 1), id(5, 1), id(6, 1), id(7, 1)}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("entries %v, want %v", got, want)
+	}
+	// Free 1-1 behind neededBelow's back: only a full walk sees it.
+	ks.db(0).keys["s"].Groups.Get("g").PEL.Remove(id(1, 1))
+	if sc := ks.RetentionDue(0, 0, 10, 100, false); len(sc.Trim) != 0 || sc.Held != 6 {
+		t.Fatalf("scan from neededBelow %+v", sc)
+	}
+	if sc := ks.RetentionDue(0, 0, 10, 100, true); !reflect.DeepEqual(sc.Trim, []string{"s"}) || sc.Held != 5 {
+		t.Fatalf("full scan %+v", sc)
+	}
+	if n := mustApply(t, ks, wire.RetentionSweep{Names: []string{"s"}}, 100).(int64); n != 0 {
+		t.Fatalf("sweep from neededBelow removed %d", n)
+	}
+	if n := mustApply(t, ks, wire.RetentionSweep{Names: []string{"s"}, Full: true}, 100).(int64); n != 1 {
+		t.Fatalf("full sweep removed %d, want 1", n)
+	}
+	if got := xlen(t, ks, "s", 100); got != 5 {
+		t.Fatalf("XLEN %d", got)
 	}
 }

@@ -13,7 +13,7 @@ func (g *opGen) retentionCommand(db int, key string) wire.Command {
 	b := wire.Base{DB: db, Key: key}
 	switch g.r.IntN(5) {
 	case 0:
-		return wire.RetentionSweep{DB: db, Names: genKeys}
+		return wire.RetentionSweep{DB: db, Names: genKeys, Full: g.chance(0.5)}
 	case 1:
 		c := wire.GroupsExpired{DB: db}
 		for _, k := range genKeys {
@@ -79,7 +79,7 @@ func retentionGenRun(t *testing.T, seed uint64, trimmed, expired *int64, held *b
 		case wire.XAdd:
 			if _, ok := res.(streams.ID); ok {
 				if o := ks.db(c.DB).keys[c.Key]; o != nil {
-					if n, _ := retentionCounts(o, ks.LastNow()); n != 0 {
+					if n, _ := retentionCounts(o, ks.LastNow(), true); n != 0 {
 						t.Fatalf("seed %d step %d: %d entries left for a full trim after XADD %s", seed, i, n, c.Key)
 					}
 				}
@@ -90,8 +90,12 @@ func retentionGenRun(t *testing.T, seed uint64, trimmed, expired *int64, held *b
 			*expired += int64(len(res.(wire.ExpiredGroups).Groups))
 		}
 		for _, d := range ks.dbs {
-			for _, o := range d.keys {
-				if _, h := retentionCounts(o, now); h > 0 {
+			for k, o := range d.keys {
+				r, h := retentionCounts(o, ks.LastNow(), true)
+				if r2, h2 := retentionCounts(o, ks.LastNow(), false); r != r2 || h != h2 {
+					t.Fatalf("seed %d step %d %s: from neededBelow %d/%d, from the head %d/%d", seed, i, k, r2, h2, r, h)
+				}
+				if h > 0 {
 					*held = true
 				}
 			}

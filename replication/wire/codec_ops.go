@@ -57,7 +57,7 @@ package wire
 //	                     [MaxLen:v] [MaxAge:v] [Policy:byte] [IdleExpire:v]
 //	XIDMPRecord          Base PID IID ID
 //	IDMPExpired          db:v names:strings
-//	RetentionSweep       db:v names:strings
+//	RetentionSweep       f{Full} db:v names:strings
 //	GroupsExpired        db:v names:strings groups:strings
 //
 //	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1, 6-7 Ref} [MaxLen:v] [MinID] [Limit:v]

@@ -24,6 +24,7 @@ func retentionSampleOps() []Op {
 		XCfgSet{Base: b, Duration: 60, MaxSize: 5, Ret: RetentionSet{SetMaxLen: true, MaxLen: 7, SetMaxAge: true,
 			MaxAgeMs: 9, SetPolicy: true, Policy: PolicyKeepRef, SetIdleExpire: true, IdleExpireMs: 11}},
 		RetentionSweep{DB: 4, Names: []string{"a", "orders"}},
+		RetentionSweep{DB: 1, Names: []string{"s"}, Full: true},
 		GroupsExpired{DB: 5, Names: []string{"a", "a", "orders"}, Groups: []string{"g1", "g2", "workers"}},
 	}
 }
@@ -70,6 +71,7 @@ func TestRetentionDecodeErrors(t *testing.T) {
 		{"bad policy", []byte{byte(opXCfgSet), cfgPolicy, 0, 0, 2}, "retention policy 2"},
 		{"negative idle", []byte{byte(opXCfgSet), cfgIdleExpire, 0, 0, 1}, "GroupIdleExpire -1"},
 		{"unknown flag", []byte{byte(opXCfgSet), 0x80, 0, 0}, "unknown flag bits 0x80"},
+		{"sweep unknown flag", []byte{byte(opRetentionSweep), 2, 0, 0}, "unknown flag bits 0x02"},
 		{"groups mismatch", []byte{byte(opGroupsExpired), 0, 1, 1, 'k', 0}, "0 groups for 1 keys"},
 	}
 	for _, c := range cases {

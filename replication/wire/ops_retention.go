@@ -42,10 +42,13 @@ func (r RetentionSet) IsZero() bool {
 // RetentionSweep applies, at the entry's time, the retention settings of
 // streams of database DB (the leader's sweep proposes it for streams whose
 // retention could remove something, so that a stream that stops receiving
-// XADDs is trimmed too). Result: int64 entries removed.
+// XADDs is trimmed too). Full makes the ACKED trim start from the head of
+// each stream instead of where the last one found entries still needed.
+// Result: int64 entries removed.
 type RetentionSweep struct {
 	DB    int
 	Names []string
+	Full  bool
 }
 
 // GroupsExpired destroys, at the entry's time, each group Groups[i] of
@@ -167,7 +170,7 @@ func (r *reader) retention(f byte) RetentionSet {
 func appendRetentionOp(dst []byte, op Op) []byte {
 	switch o := op.(type) {
 	case RetentionSweep:
-		dst = append(dst, byte(opRetentionSweep))
+		dst = append(dst, byte(opRetentionSweep), bit(o.Full, 1))
 		dst = appendInt(dst, o.DB)
 		dst = appendStrings(dst, o.Names)
 	case GroupsExpired:
@@ -181,10 +184,14 @@ func appendRetentionOp(dst []byte, op Op) []byte {
 
 // retentionOp decodes a RetentionSweep or GroupsExpired.
 func (r *reader) retentionOp(code opCode) Op {
+	var f byte
+	if code == opRetentionSweep {
+		f = r.flags(1)
+	}
 	db := r.int()
 	names := r.strs()
 	if code == opRetentionSweep {
-		return RetentionSweep{DB: db, Names: names}
+		return RetentionSweep{DB: db, Names: names, Full: f&1 != 0}
 	}
 	gs := r.strs()
 	if len(gs) != len(names) && r.err == nil {
