@@ -39,7 +39,8 @@ func newAccessTimes() *accessTimes {
 // noTouch reports whether Redis looks op's keys up without touching them.
 func noTouch(op wire.Op) bool {
 	switch op.(type) {
-	case wire.Type, wire.TTL, wire.Exists, wire.MemoryUsage, wire.Expired, wire.IDMPExpired:
+	case wire.Type, wire.TTL, wire.Exists, wire.MemoryUsage, wire.Expired, wire.IDMPExpired,
+		wire.RetentionSweep, wire.GroupsExpired:
 		return true
 	}
 	return false

@@ -8,7 +8,8 @@ import (
 // Redis 8.6's idempotent production: XADD's IDMP/IDMPAUTO are parsed with
 // XADD (xargs.XAdd); these are its configuration and recording commands.
 
-// cmdXCFGSET plans XCFGSET key [IDMP-DURATION s] [IDMP-MAXSIZE n]. Redis
+// cmdXCFGSET plans XCFGSET key [IDMP-DURATION s] [IDMP-MAXSIZE n] (and
+// issue #15's retention options, xargs/retention.go). Redis
 // looks the key up before it parses the options, so "no such key" wins
 // over their errors.
 func cmdXCFGSET(c *Client, args [][]byte) (*Plan, Reply) {

@@ -35,6 +35,7 @@ func (s *Server) startKeyspaceTasks() {
 		defer t.Stop()
 		warned := false
 		var idmp idmpSweeper
+		var ret retentionSweeper
 		for {
 			select {
 			case <-s.done:
@@ -48,6 +49,10 @@ func (s *Server) startKeyspaceTasks() {
 			if err := idmp.tick(s); err != nil && !warned {
 				warned = true
 				s.log.Warn("IDMP iid sweep failed", "err", err)
+			}
+			if err := ret.tick(s); err != nil && !warned {
+				warned = true
+				s.log.Warn("retention sweep failed", "err", err)
 			}
 		}
 	}()

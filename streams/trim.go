@@ -28,6 +28,10 @@ type TrimArgs struct {
 	// kept too (ACKED: no group has been delivered it), so the trim stops
 	// at the first such entry instead of asking Keep about the rest.
 	KeepAbove *ID
+	// From, when set with Keep, says every live entry below it must stay
+	// (the caller knows): the trim starts at the node holding From and
+	// asks Keep about no entry below it.
+	From ID
 }
 
 // TrimLimit resolves LIMIT as xaddCommand/xtrimCommand do: a given LIMIT is
@@ -71,6 +75,12 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 	}
 	var removed int64
 	n, ok := s.nodes.Min()
+	skip := t.Keep != nil && !t.From.IsZero()
+	if skip {
+		if f := s.nodeFor(t.From); f != nil {
+			n = f
+		}
+	}
 	for ok {
 		if t.Strategy == TrimMaxLen && s.length <= t.MaxLen {
 			break
@@ -108,6 +118,9 @@ func (s *Stream) Trim(t TrimArgs) int64 {
 			reached = reached || t.Keep != nil && t.KeepAbove != nil && t.KeepAbove.Less(id)
 			if reached {
 				break
+			}
+			if skip && id.Less(t.From) {
+				continue
 			}
 			if n.deletedAt(p) || t.Keep != nil && t.Keep(id) {
 				continue

@@ -14,6 +14,7 @@ import (
 // result and state on every replica.
 func (ks *Keyspace) Apply(cmd wire.Command, nowMs int64) (any, error) {
 	res, err := ks.apply(cmd, nowMs)
+	ks.noteGroupActivity(cmd, err, ks.lastNow)
 	ks.settle()
 	return res, err
 }
@@ -73,6 +74,10 @@ func (ks *Keyspace) apply(cmd wire.Command, nowMs int64) (any, error) {
 		return ks.xidmprecord(c, nowMs)
 	case wire.IDMPExpired:
 		return ks.idmpExpired(c, nowMs)
+	case wire.RetentionSweep:
+		return ks.retentionSweep(c, nowMs)
+	case wire.GroupsExpired:
+		return ks.groupsExpired(c, nowMs)
 	}
 	if res, err, ok := ks.applyGroupOp(cmd, nowMs); ok {
 		return res, err

@@ -62,6 +62,7 @@ func (ks *Keyspace) xcfgset(c wire.XCfgSet, nowMs int64) (any, error) {
 	if o == nil {
 		return nil, ErrNoSuchKey
 	}
+	o.setRetention(c.Ret, nowMs)
 	d, s := o.IDMP.settings()
 	nd, ns := d, s
 	if c.Duration != 0 {

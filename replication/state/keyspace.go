@@ -28,6 +28,9 @@ type Object struct {
 	// IDMP is the idempotent-production state (idmp.go); nil = the
 	// default settings and nothing recorded.
 	IDMP *IDMP
+	// Ret is the retention and group-expiry state (retention.go); nil =
+	// the defaults.
+	Ret *Retention
 }
 
 // database is one logical database: keys and their expiry deadlines

@@ -51,6 +51,9 @@ type StreamHeader struct {
 	RecordedFirstEntryID streams.ID
 	// IDMP is Redis 8.6's idmp-duration … iids-duplicates.
 	IDMP IDMPInfo
+	// Ret is the retention fields (issue #15); nil for a stream with the
+	// defaults, which XINFO then does not show.
+	Ret *RetentionInfo
 }
 
 // StreamInfo is XINFO STREAM (not FULL), in Redis 7.2's field order.

@@ -68,6 +68,7 @@ func (ks *Keyspace) xadd(c wire.XAdd, nowMs int64) (any, error) {
 	if t, ok := ks.trimArgs(c.Trim, o); ok {
 		s.Trim(t)
 	}
+	applyRetention(o, nowMs, false)
 	return id, nil
 }
 

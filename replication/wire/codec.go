@@ -132,6 +132,10 @@ const (
 	opXNack      opCode = 51
 	opXReadMax   opCode = 52
 	opXClaimWake opCode = 53
+	// Retention and orphan-group expiry sweeps (ops_retention.go; 61 is
+	// reserved for them).
+	opRetentionSweep opCode = 59
+	opGroupsExpired  opCode = 60
 
 	// New codes go here, numbered on from the last one.
 )
@@ -157,6 +161,7 @@ var opNames = [...]string{
 	opXDelEx:      "XDelEx", opXAckDel: "XAckDel",
 	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord", opIDMPExpired: "IDMPExpired",
 	opXNack: "XNack", opXReadMax: "XRead", opXClaimWake: "XClaimWake",
+	opRetentionSweep: "RetentionSweep", opGroupsExpired: "GroupsExpired",
 }
 
 func (c opCode) String() string {

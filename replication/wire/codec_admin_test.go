@@ -34,6 +34,7 @@ func adminSampleOps() []Op {
 func allSampleOps() []Op {
 	ops := append(append(sampleOps(), adminSampleOps()...), levelSampleOps()...)
 	ops = append(append(ops, refSampleOps()...), idmpSampleOps()...)
+	ops = append(ops, retentionSampleOps()...)
 	return append(ops, r8claimSampleOps()...)
 }
 

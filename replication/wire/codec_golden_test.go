@@ -91,6 +91,8 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000005000, Cmds: refSampleCommands()}},
 		{"idmp_ops", "XADD IDMP (with '*', with an explicit ID and MAXLEN), XCFGSET (both, each), XIDMPRECORD, an iid expiry sweep",
 			Entry{NowMs: 1700000005000, Cmds: idmpCommandSamples()}},
+		{"retention_ops", "XCFGSET MAXLEN, MAXAGE, NONE, RETENTION-POLICY, GROUP-IDLE-EXPIRE (each, all with IDMP); a retention sweep; a group expiry",
+			Entry{NowMs: 1700000006000, Cmds: retentionCommandSamples()}},
 	}
 }
 

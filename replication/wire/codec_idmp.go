@@ -7,7 +7,7 @@ package wire
 func appendIDMPOp(dst []byte, op Op) []byte {
 	switch o := op.(type) {
 	case XCfgSet:
-		dst = append(dst, byte(opXCfgSet), bit(o.Duration != 0, 1)|bit(o.MaxSize != 0, 2))
+		dst = append(dst, byte(opXCfgSet), bit(o.Duration != 0, 1)|bit(o.MaxSize != 0, 2)|o.Ret.flags())
 		dst = appendBase(dst, o.Base)
 		if o.Duration != 0 {
 			dst = appendVarint(dst, o.Duration)
@@ -15,6 +15,7 @@ func appendIDMPOp(dst []byte, op Op) []byte {
 		if o.MaxSize != 0 {
 			dst = appendVarint(dst, o.MaxSize)
 		}
+		dst = appendRetention(dst, o.Ret)
 	case XIDMPRecord:
 		dst = append(dst, byte(opXIDMPRecord))
 		dst = appendBase(dst, o.Base)
@@ -33,7 +34,7 @@ func appendIDMPOp(dst []byte, op Op) []byte {
 func (r *reader) idmpOp(code opCode) Op {
 	switch code {
 	case opXCfgSet:
-		f := r.flags(3)
+		f := r.flags(3 | cfgRetention)
 		o := XCfgSet{Base: r.base()}
 		if f&1 != 0 {
 			if o.Duration = r.varint(); o.Duration == 0 && r.err == nil {
@@ -45,6 +46,7 @@ func (r *reader) idmpOp(code opCode) Op {
 				r.malformed("MaxSize 0 marked present")
 			}
 		}
+		o.Ret = r.retention(f)
 		return o
 	case opIDMPExpired:
 		db := r.int()

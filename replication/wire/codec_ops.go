@@ -53,9 +53,12 @@ package wire
 //	EngineLevel          Level:v
 //	XDelEx               f{bits 0-1 Mode} Base ids
 //	XAckDel              f{bits 0-1 Mode} Base Group ids
-//	XCfgSet              f{Duration≠0,MaxSize≠0} Base [Duration:v] [MaxSize:v]
+//	XCfgSet              f{Duration≠0,MaxSize≠0,_,MaxLen,MaxAge,Policy,IdleExpire} Base [Duration:v] [MaxSize:v]
+//	                     [MaxLen:v] [MaxAge:v] [Policy:byte] [IdleExpire:v]
 //	XIDMPRecord          Base PID IID ID
 //	IDMPExpired          db:v names:strings
+//	RetentionSweep       f{Full} db:v names:strings
+//	GroupsExpired        db:v names:strings groups:strings
 //
 //	trim    = t:byte{bits 0-1 Strategy, 2 Approx, 3 MaxLen≠0, 4 MinID≠0, 5 Limit≠-1, 6-7 Ref} [MaxLen:v] [MinID] [Limit:v]
 //
@@ -371,6 +374,8 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = appendRefOp(dst, o)
 	case XCfgSet, XIDMPRecord, IDMPExpired:
 		dst = appendIDMPOp(dst, o)
+	case RetentionSweep, GroupsExpired:
+		dst = appendRetentionOp(dst, o)
 	default:
 		panic(fmt.Sprintf("wire: AppendOp: no encoding for %T", op))
 	}
@@ -698,6 +703,8 @@ func (r *reader) opFields(code opCode) Op {
 		return r.refOp(code)
 	case opXCfgSet, opXIDMPRecord, opIDMPExpired:
 		return r.idmpOp(code)
+	case opRetentionSweep, opGroupsExpired:
+		return r.retentionOp(code)
 	}
 	r.fail(fmt.Errorf("%w %d", ErrUnknownOp, code)) // a name in opNames without a case here
 	return nil

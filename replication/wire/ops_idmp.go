@@ -30,6 +30,8 @@ type XCfgSet struct {
 	Base
 	Duration int64 // seconds; 0 = not given
 	MaxSize  int64 // iids per producer; 0 = not given
+	// Ret is the retention options (ops_retention.go).
+	Ret RetentionSet
 }
 
 // XIDMPRecord is XIDMPRECORD key pid iid stream-id: records the pair for an

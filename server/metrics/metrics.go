@@ -136,11 +136,13 @@ func (sc collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	describeExtra(ch)
+	describeRetention(ch)
 }
 
 // Collect reads the current figures.
 func (sc collector) Collect(ch chan<- prometheus.Metric) {
 	st, src := sc.st, sc.src
+	collectRetention(ch, &st.Retention)
 	counter := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
 	}

@@ -108,11 +108,20 @@ func IDMPAutoIID(fields [][]byte) string {
 
 // XCfgSet parses XCFGSET key [IDMP-DURATION duration] [IDMP-MAXSIZE
 // maxsize] as xcfgsetCommand: each option once with a value, each value an
-// integer in range, at least one option. (Redis looks the key up first:
+// integer in range, at least one option; the retention options (MAXLEN,
+// MAXAGE, NONE, RETENTION-POLICY, GROUP-IDLE-EXPIRE: retention.go) may be
+// mixed in. (Redis looks the key up first:
 // the caller answers "no such key" before these errors.)
 func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 	c := wire.XCfgSet{Base: key(args[1])}
 	for i := 2; i < len(args); i += 2 {
+		if n, r := retentionOption(&c.Ret, args[i:]); n > 0 {
+			if r != nil {
+				return c, r
+			}
+			i += n - 2
+			continue
+		}
 		if i+1 >= len(args) {
 			return c, resp.ErrSyntax
 		}
@@ -145,7 +154,7 @@ func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 			return c, resp.ErrSyntax
 		}
 	}
-	if c.Duration == 0 && c.MaxSize == 0 {
+	if c.Duration == 0 && c.MaxSize == 0 && c.Ret.IsZero() {
 		return c, ErrCfgNone
 	}
 	return c, nil

@@ -36,8 +36,8 @@ func field(name string, v resp.Reply) resp.KV {
 
 // streamHeader is the fields both XINFO STREAM forms start with.
 func streamHeader(h state.StreamHeader, more int) resp.Map {
-	m := make(resp.Map, 0, 13+more)
-	return append(m,
+	m := make(resp.Map, 0, 19+more)
+	m = append(m,
 		field("length", resp.Int(h.Length)),
 		field("radix-tree-keys", resp.Int(h.RadixTreeKeys)),
 		field("radix-tree-nodes", resp.Int(h.RadixTreeNodes)),
@@ -52,6 +52,24 @@ func streamHeader(h state.StreamHeader, more int) resp.Map {
 		field("iids-tracked", resp.Int(h.IDMP.IidsTracked)),
 		field("iids-added", resp.Int(h.IDMP.IidsAdded)),
 		field("iids-duplicates", resp.Int(h.IDMP.IidsDuplicates)),
+	)
+	return appendRetention(m, h.Ret)
+}
+
+// appendRetention adds the retention fields (issue #15) of a stream with
+// a retention or group-expiry setting; a stream with the defaults shows
+// none, so its reply stays Redis's.
+func appendRetention(m resp.Map, r *state.RetentionInfo) resp.Map {
+	if r == nil {
+		return m
+	}
+	return append(m,
+		field("retention-maxlen", resp.Int(r.MaxLen)),
+		field("retention-maxage", resp.Int(r.MaxAgeMs)),
+		field("retention-policy", resp.Bulk(r.Policy)),
+		field("retention-held", resp.Int(r.Held)),
+		field("group-idle-expire", resp.Int(r.GroupIdleExpire)),
+		field("groups-expired", resp.Int(r.GroupsExpired)),
 	)
 }
 
