@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"streamd/internal/acl"
+	"streamd/internal/version"
 	"streamd/server/clients"
 )
 
@@ -43,8 +44,9 @@ func cmdPING(c *Client, args [][]byte) Reply {
 func cmdECHO(c *Client, args [][]byte) Reply { return Bulk(args[1]) }
 
 // serverVersion is what INFO and HELLO report: the Redis release whose
-// behaviour streamd follows (clients such as Dapr parse it as semver).
-const serverVersion = "7.2.4"
+// behaviour streamd follows (clients such as Dapr parse it as semver). It is
+// version.Redis, the one constant `streamd --version` also prints.
+const serverVersion = version.Redis
 
 // cmdHELLO is HELLO [protover [AUTH username password] [SETNAME name]],
 // checked in the order of Redis's helloCommand.

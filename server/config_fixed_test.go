@@ -51,15 +51,37 @@ func TestConfigFixedDirectives(t *testing.T) {
 	}
 }
 
-// TestInfoServerVersion: INFO server names streamd's release and the Redis
-// release it follows, and the build's git fields in Redis's shapes.
+// TestInfoServerVersion: INFO server and HELLO name the Redis release
+// streamd follows (version.Redis, also in `streamd --version`), INFO
+// server streamd's own release and the build's git fields in Redis's shapes.
 func TestInfoServerVersion(t *testing.T) {
 	if serverVersion != version.Redis {
 		t.Fatalf("serverVersion %s, version.Redis %s", serverVersion, version.Redis)
 	}
+	// Issue #14: the reported release stays 7.x (rueidis keys CLUSTER
+	// SHARDS off a major version >= 8; go-redis gates nothing on it).
+	if !strings.HasPrefix(version.Redis, "7.") {
+		t.Errorf("version.Redis %s, want a 7.x release", version.Redis)
+	}
 	_, addr := startTestServer(t, nil)
 	c := dial(t, addr)
 	defer c.Close()
+	// HELLO reports the same release (RESP2 and RESP3 maps alike).
+	for _, proto := range []string{"2", "3"} {
+		h, err := c.Do("HELLO", proto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for i := 0; i+1 < len(h.Elems); i += 2 {
+			if h.Elems[i].Str == "version" {
+				got = h.Elems[i+1].Str
+			}
+		}
+		if got != version.Redis {
+			t.Errorf("HELLO %s version %q, want %q", proto, got, version.Redis)
+		}
+	}
 	v, err := c.Do("INFO", "server")
 	if err != nil {
 		t.Fatal(err)

@@ -23,8 +23,10 @@ import (
 // second replica (after the then-leader is killed too) holds the same
 // entries and IDMP counters.
 //
-// A consumer side (XREADGROUP … CLAIM through the same failover) belongs
-// at the marked place once CLAIM is in.
+// Consumers of a group read with XREADGROUP … CLAIM through the same
+// failover and acknowledge (claimConsumers): at-least-once, every entry is
+// delivered, none is lost, and at the end the group's PEL is empty on
+// every replica.
 func TestClusterIDMPRetryE2E(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process cluster test")
@@ -40,6 +42,7 @@ func TestClusterIDMPRetryE2E(t *testing.T) {
 	do(t, first, "XADD", "s", "*", "init", "1")
 	// Long enough that no iid expires during the test, whatever the pace.
 	do(t, first, "XCFGSET", "s", "IDMP-DURATION", "86400", "IDMP-MAXSIZE", "10000")
+	do(t, first, "XGROUP", "CREATE", "s", "g", "0")
 
 	var (
 		mu       sync.Mutex
@@ -105,7 +108,7 @@ func TestClusterIDMPRetryE2E(t *testing.T) {
 		})
 	}
 
-	// (CLAIM: start the consumers here.)
+	consumers := startClaimConsumers(t, ctx, nodes, 2)
 	waitAnswered(200)
 	killedAt := count()
 	leader.p.kill()
@@ -120,6 +123,7 @@ func TestClusterIDMPRetryE2E(t *testing.T) {
 	for _, e := range errFirst {
 		t.Logf("first of its kind: %s", e)
 	}
+	consumers.finish(t, ctx, clients[0])
 
 	// check reads the stream through every running node: every answered
 	// pair once, under its answered ID, nothing else but the first entry;
@@ -160,6 +164,7 @@ func TestClusterIDMPRetryE2E(t *testing.T) {
 				}
 			}
 			mu.Unlock()
+			checkGroupDrained(t, ctx, what+" via "+n.id, clients[i])
 			info, err := clients[i].XInfoStream(ctx, "s").Result()
 			if err != nil {
 				t.Fatal(err)

@@ -131,8 +131,9 @@ func Docs(ds []Desc) resp.Reply {
 
 // docs is one command's docs map: redis-server's fields (redis7.json:
 // summary, since, group, complexity, doc_flags, history, arguments, ...)
-// for a command Redis has, else the row's summary, since and group; and,
-// for a container, the docs of the subcommands streamd has.
+// for a command Redis has, else the row's summary, since and group; with
+// Redis 8's complexity, history and arguments (redis8.json) where streamd
+// has them; and, for a container, the docs of the subcommands streamd has.
 func docs(d Desc) resp.Reply {
 	var m resp.Map
 	if e := redisData[d.Name]; e != nil {
@@ -144,6 +145,7 @@ func docs(d Desc) resp.Reply {
 			{K: resp.BulkString("group"), V: resp.BulkString(d.Group)},
 		}
 	}
+	m = overlay8(d.Name, m)
 	if len(d.Subcommands) > 0 {
 		m = append(m, resp.KV{K: resp.BulkString("subcommands"), V: Docs(d.Subcommands)})
 	}
