@@ -103,9 +103,6 @@ func fixtureReplies(t *testing.T, port int, queries string) string {
 		case err != nil:
 			fmt.Fprintf(&b, "(error) %s\n", err)
 		default:
-			if strings.EqualFold(words[0], "XINFO") {
-				v = dropLaterFields(v)
-			}
 			b.WriteString(renderReply(v, line) + "\n")
 		}
 	}
@@ -119,41 +116,6 @@ func fixtureReplies(t *testing.T, port int, queries string) string {
 func dropRedis8Defaults(s string) string {
 	s = strings.ReplaceAll(s, `"idmp-duration" 100 "idmp-maxsize" 100 "pids-tracked" 0 "iids-tracked" 0 "iids-added" 0 "iids-duplicates" 0 `, "")
 	return strings.ReplaceAll(s, `"nacked-count" 0 `, "")
-}
-
-// laterFields are XINFO fields that releases after the fixture's added
-// (Redis 8's IDMP and XNACK fields, streamd's broker settings): dropped
-// from the replies so that expected.txt stays what the v1 release said.
-var laterFields = map[string]bool{
-	"idmp-duration": true, "idmp-maxsize": true, "pids-tracked": true, "iids-tracked": true,
-	"iids-added": true, "iids-duplicates": true, "nacked-count": true, "acklevel": true,
-	"retention-maxlen": true, "retention-maxage": true, "retention-policy": true, "retention-held": true,
-	"group-idle-expire": true, "groups-expired": true, "max-deliveries": true, "dead-letter-key": true,
-	"dead-lettered": true, "visibility": true,
-}
-
-// dropLaterFields removes laterFields' name/value pairs from every
-// field/value array in v (a RESP2 reply).
-func dropLaterFields(v any) any {
-	a, ok := v.([]any)
-	if !ok {
-		return v
-	}
-	isMap := len(a)%2 == 0 && len(a) > 0
-	for i := 0; isMap && i < len(a); i += 2 {
-		if _, ok := a[i].(string); !ok {
-			isMap = false
-		}
-	}
-	out := make([]any, 0, len(a))
-	for i := 0; i < len(a); i++ {
-		if isMap && i%2 == 0 && laterFields[a[i].(string)] {
-			i++
-			continue
-		}
-		out = append(out, dropLaterFields(a[i]))
-	}
-	return out
 }
 
 // renderReply renders a RESP2 reply to the command line cmd; strings over
