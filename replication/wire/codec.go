@@ -132,6 +132,11 @@ const (
 	opXNack      opCode = 51
 	opXReadMax   opCode = 52
 	opXClaimWake opCode = 53
+	// Per-group broker settings (issue #15, ops_xgroupconfig.go): XGROUP
+	// CONFIG, its read form, a blocked read's visibility wake-up time.
+	opXGroupConfig    opCode = 62
+	opXGroupConfigGet opCode = 63
+	opXVisibilityWake opCode = 64
 
 	// New codes go here, numbered on from the last one.
 )
@@ -157,6 +162,7 @@ var opNames = [...]string{
 	opXDelEx:      "XDelEx", opXAckDel: "XAckDel",
 	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord", opIDMPExpired: "IDMPExpired",
 	opXNack: "XNack", opXReadMax: "XRead", opXClaimWake: "XClaimWake",
+	opXGroupConfig: "XGroupConfig", opXGroupConfigGet: "XGroupConfigGet", opXVisibilityWake: "XVisibilityWake",
 }
 
 func (c opCode) String() string {
