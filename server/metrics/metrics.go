@@ -136,6 +136,7 @@ func (sc collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d
 	}
 	describeExtra(ch)
+	describeDelivery(ch)
 }
 
 // Collect reads the current figures.
@@ -172,6 +173,7 @@ func (sc collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descTLSHandshakeFailures, float64(st.TLSHandshakeFailures.Load()))
 	gauge(descMaxMemory, float64(st.MaxMemory.Load()))
 	gauge(descUsedMemory, float64(st.UsedMemory.Load()))
+	collectDelivery(ch, &st.Delivery)
 
 	shards := src.Shards()
 	if shards == nil {

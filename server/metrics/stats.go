@@ -40,6 +40,9 @@ type Stats struct {
 	// used_memory the server's 100 ms sampler read last; the server sets
 	// both, Reset leaves them.
 	MaxMemory, UsedMemory atomic.Int64
+	// Delivery counts dead-lettering and visibility redeliveries
+	// (delivery.go); Reset leaves them, as Prometheus counters.
+	Delivery Delivery
 
 	// commands maps a command's full name ("xgroup|create") to its row. It
 	// is copy-on-write: Called and Rejected load it without a lock and
