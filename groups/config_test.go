@@ -81,3 +81,30 @@ func TestDeadLetterAndVisibility(t *testing.T) {
 		t.Fatalf("clone %+v %d", c.Config, c.DeadLettered)
 	}
 }
+
+// TestDeadLettersPerReadBounded: one visibility read dead-letters at most
+// MaxDeadLettersPerRead entries; the next read takes the rest.
+func TestDeadLettersPerReadBounded(t *testing.T) {
+	n := MaxDeadLettersPerRead + 5
+	ms := make([]uint64, n)
+	for i := range ms {
+		ms[i] = uint64(i + 1)
+	}
+	s := newStream(ms...)
+	var set Set
+	g := set.Create("g", streams.MinID, 0)
+	g.Config = Config{MaxDeliveries: 1, VisibilityMs: 10}
+	g.ReadNew(s, "c1", 0, false, 100)
+	for _, want := range []int{MaxDeadLettersPerRead, 5, 0} {
+		es, _ := g.ReadVisible(s, "c2", 0, false, 200, nil)
+		if got := len(g.TakeDeadLetters()); got != want || len(es) != 0 {
+			t.Fatalf("dead-lettered %d (want %d), served %d", got, want, len(es))
+		}
+		if err := g.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g.DeadLettered != int64(n) || g.PEL.Len() != 0 {
+		t.Fatalf("dead-lettered %d, pending %d", g.DeadLettered, g.PEL.Len())
+	}
+}

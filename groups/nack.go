@@ -85,9 +85,15 @@ func (g *Group) ReadClaim(s *streams.Stream, consumer string, minIdleMs, count i
 	return out
 }
 
+// MaxDeadLettersPerRead bounds how many entries one CLAIM or visibility
+// read dead-letters (issue #15): the walk of the PEL stops there, and the
+// read serves what it picked before.
+const MaxDeadLettersPerRead = 1000
+
 // readClaim is ReadClaim; it also returns how many of the entries were
 // claimed (the others are new). An entry due for dead-lettering (issue
-// #15) is dead-lettered instead of claimed and does not count.
+// #15) is dead-lettered instead of claimed and does not count against
+// count (at most MaxDeadLettersPerRead are).
 func (g *Group) readClaim(s *streams.Stream, consumer string, minIdleMs, count int64, noAck bool, nowMs int64, allow func(streams.Entry) bool) ([]Claimed, int) {
 	c := g.touchConsumer(consumer, nowMs)
 	var picked, dead []pel.NACK
@@ -107,7 +113,9 @@ func (g *Group) readClaim(s *streams.Stream, consumer string, minIdleMs, count i
 		if g.deadLetterDue(n) {
 			dead = append(dead, n)
 			deadEntries = append(deadEntries, e)
-			return true
+			// Bounded, so one read's apply stays short; the next
+			// read goes on.
+			return len(dead) < MaxDeadLettersPerRead
 		}
 		if allow != nil && !allow(e) {
 			stopped = true
