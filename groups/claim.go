@@ -85,6 +85,12 @@ func (g *Group) Claim(s *streams.Stream, consumer string, a ClaimArgs, nowMs int
 		if !forced && a.MinIdleMs > 0 && nowMs-n.DeliveryMs < a.MinIdleMs && !g.PEL.Nacked(id) {
 			continue
 		}
+		// A delivery beyond MAXDELIVERIES dead-letters the entry instead
+		// (issue #15); JUSTID delivers nothing, so it never does.
+		if !forced && !a.JustID && g.deadLetterDue(n) {
+			g.deadLetter(n, e)
+			continue
+		}
 		n.DeliveryMs = deliveryMs
 		if a.RetryCount >= 0 {
 			n.DeliveryCount = a.RetryCount
@@ -142,6 +148,14 @@ func (g *Group) AutoClaim(s *streams.Stream, consumer string, minIdleMs int64, s
 			continue
 		}
 		if minIdleMs > 0 && nowMs-n.DeliveryMs < minIdleMs && !g.PEL.Nacked(n.ID) {
+			continue
+		}
+		if !justID && g.deadLetterDue(n) {
+			// Dead-lettered (issue #15): no longer pending, so listed
+			// with the deleted IDs, and counted as they are.
+			g.deadLetter(n, e)
+			res.Deleted = append(res.Deleted, n.ID)
+			count--
 			continue
 		}
 		n.DeliveryMs = nowMs

@@ -29,6 +29,14 @@ type Group struct {
 	// consumerBytes is what the consumers take, kept by CreateConsumer
 	// and DeleteConsumer (memory.go).
 	consumerBytes int64
+	// Config is the group's XGROUP CONFIG settings (config.go).
+	Config Config
+	// DeadLettered counts the entries dead-lettered so far (XINFO GROUPS
+	// dead-lettered).
+	DeadLettered int64
+	// deadLetters are the entries the current claiming call dead-lettered,
+	// until TakeDeadLetters.
+	deadLetters []DeadLetter
 }
 
 // Consumer is a consumer of a group, as Redis 7.2's streamConsumer. Its
@@ -53,6 +61,7 @@ func newGroup(name string, lastID streams.ID, entriesRead int64) *Group {
 func (g *Group) Clone() *Group {
 	c := *g
 	c.PEL = g.PEL.Clone()
+	c.deadLetters = nil
 	c.consumers = make([]*Consumer, len(g.consumers))
 	for i, k := range g.consumers {
 		kc := *k

@@ -81,9 +81,23 @@ type Claimed struct {
 // is served and ends the read when it says no (MAXCOUNT, MAXSIZE). It
 // returns nil when nothing was served.
 func (g *Group) ReadClaim(s *streams.Stream, consumer string, minIdleMs, count int64, noAck bool, nowMs int64, allow func(streams.Entry) bool) []Claimed {
+	out, _ := g.readClaim(s, consumer, minIdleMs, count, noAck, nowMs, allow)
+	return out
+}
+
+// MaxDeadLettersPerRead bounds how many entries one CLAIM or visibility
+// read dead-letters (issue #15): the walk of the PEL stops there, and the
+// read serves what it picked before.
+const MaxDeadLettersPerRead = 1000
+
+// readClaim is ReadClaim; it also returns how many of the entries were
+// claimed (the others are new). An entry due for dead-lettering (issue
+// #15) is dead-lettered instead of claimed and does not count against
+// count (at most MaxDeadLettersPerRead are).
+func (g *Group) readClaim(s *streams.Stream, consumer string, minIdleMs, count int64, noAck bool, nowMs int64, allow func(streams.Entry) bool) ([]Claimed, int) {
 	c := g.touchConsumer(consumer, nowMs)
-	var picked []pel.NACK
-	var entries []streams.Entry
+	var picked, dead []pel.NACK
+	var entries, deadEntries []streams.Entry
 	stopped := false
 	g.PEL.AscendByTime(func(n pel.NACK) bool {
 		if count > 0 && int64(len(picked)) >= count {
@@ -96,6 +110,13 @@ func (g *Group) ReadClaim(s *streams.Stream, consumer string, minIdleMs, count i
 		if !ok {
 			return true
 		}
+		if g.deadLetterDue(n) {
+			dead = append(dead, n)
+			deadEntries = append(deadEntries, e)
+			// Bounded, so one read's apply stays short; the next
+			// read goes on.
+			return len(dead) < MaxDeadLettersPerRead
+		}
 		if allow != nil && !allow(e) {
 			stopped = true
 			return false
@@ -104,6 +125,9 @@ func (g *Group) ReadClaim(s *streams.Stream, consumer string, minIdleMs, count i
 		entries = append(entries, e)
 		return true
 	})
+	for i, n := range dead {
+		g.deadLetter(n, deadEntries[i])
+	}
 	var out []Claimed
 	for i, n := range picked {
 		out = append(out, Claimed{Entry: entries[i], IdleMs: nowMs - n.DeliveryMs, DeliveryCount: n.DeliveryCount})
@@ -115,8 +139,9 @@ func (g *Group) ReadClaim(s *streams.Stream, consumer string, minIdleMs, count i
 		g.PEL.Put(n)
 		c.ActiveMs = nowMs
 	}
+	claimed := len(out)
 	if stopped || (count > 0 && int64(len(out)) >= count) {
-		return out
+		return out, claimed
 	}
 	left := int64(0)
 	if count > 0 {
@@ -125,5 +150,5 @@ func (g *Group) ReadClaim(s *streams.Stream, consumer string, minIdleMs, count i
 	for _, e := range g.ReadNewLimit(s, consumer, left, noAck, nowMs, allow) {
 		out = append(out, Claimed{Entry: e})
 	}
-	return out
+	return out, claimed
 }

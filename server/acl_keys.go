@@ -22,6 +22,9 @@ var keySpecOverrides = map[string][]string{
 	"xcfgset":     {"RW update"},
 	"xidmprecord": {"RW update"},
 	"xnack":       {"RW update"}, // Redis 8.8 (not in the 7.0 data)
+	// streamd's XGROUP CONFIG (issue #15): the stream, then the
+	// DEADLETTER stream the claiming commands append to.
+	"xgroup|config": {"RW update", "RW insert"},
 }
 
 // keySpecFlags returns the flags of the command's key specs (a full name:

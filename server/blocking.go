@@ -32,6 +32,11 @@ type Blocking struct {
 	// uses the leader's time), as Redis checks blocked CLAIM clients in
 	// beforeSleep.
 	ClaimWake *wire.XClaimWake
+	// VisibilityWake, for a plain XREADGROUP ... >, asks when a pending
+	// entry becomes due for redelivery by its group's VISIBILITY (issue
+	// #15): the wait also ends then and the command is retried, as for
+	// ClaimWake.
+	VisibilityWake *wire.XVisibilityWake
 }
 
 // claimRetryFloor is the shortest wait before a CLAIM retry, so a
@@ -99,6 +104,9 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 			w.Done()
 		}
 		until, claimAt := deadline, s.claimAt(b.ClaimWake)
+		if v := s.visibilityAt(b.VisibilityWake); !v.IsZero() && (claimAt.IsZero() || v.Before(claimAt)) {
+			claimAt = v
+		}
 		if !claimAt.IsZero() && (until.IsZero() || claimAt.Before(until)) {
 			until = claimAt
 		}
@@ -151,6 +159,25 @@ func (s *Server) claimAt(q *wire.XClaimWake) time.Time {
 	}
 	at := time.UnixMilli(ms)
 	if floor := now.Add(claimRetryFloor); at.Before(floor) {
+		at = floor
+	}
+	return at
+}
+
+// visibilityAt is when a blocked plain XREADGROUP should retry because of
+// its groups' visibility timeouts (zero: no group has one), never sooner
+// than claimRetryFloor.
+func (s *Server) visibilityAt(q *wire.XVisibilityWake) time.Time {
+	if q == nil {
+		return time.Time{}
+	}
+	res, err := s.keyShard(q.Names[0]).Query(*q)
+	ms, _ := res.(int64)
+	if err != nil || ms < 0 {
+		return time.Time{}
+	}
+	at := time.UnixMilli(ms)
+	if floor := time.Now().Add(claimRetryFloor); at.Before(floor) {
 		at = floor
 	}
 	return at

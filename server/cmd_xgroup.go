@@ -31,7 +31,7 @@ func helpCommand(name, container string, lines []string) *Command {
 
 // xgroupHelp is XGROUP HELP's text (Redis 7.0 xgroupCommand) between the
 // "Subcommands are:" header and the HELP lines helpReply adds.
-var xgroupHelp = []string{
+var xgroupHelp = append([]string{
 	"CREATE <key> <groupname> <id|$> [option]",
 	"    Create a new consumer group. Options are:",
 	"    * MKSTREAM",
@@ -46,7 +46,7 @@ var xgroupHelp = []string{
 	"    Remove the specified group.",
 	"SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
 	"    Set the current group ID and entries_read counter.",
-}
+}, xgroupConfigHelp...)
 
 // errXGroupNoKey is xgroupCommand's answer on a missing key. The engine
 // answers it for a well-formed operation; planners use it when an argument

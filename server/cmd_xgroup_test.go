@@ -114,7 +114,7 @@ func TestStreamCmdXGROUPStateFirst(t *testing.T) {
 func TestStreamCmdXGROUPHelp(t *testing.T) {
 	help := streamCmd(t, "xgroup|help").Handler(&Client{}, xArgs("XGROUP HELP"))
 	got := render(help, 2)
-	want := "*17\r\n+XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n" +
+	want := "*19\r\n+XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n" +
 		"+CREATE <key> <groupname> <id|$> [option]\r\n"
 	if len(got) < len(want) || got[:len(want)] != want {
 		t.Fatalf("help starts %q", got)

@@ -83,6 +83,8 @@ func cmdXREADGROUP(c *Client, args [][]byte) (*Plan, Reply) {
 		p.Block = &Blocking{Timeout: a.Timeout, Group: true}
 		if w, ok := claimWake(op); ok {
 			p.Block.ClaimWake = &w
+		} else if v, ok := visibilityWake(op); ok {
+			p.Block.VisibilityWake = &v
 		}
 	}
 	return p, nil
@@ -132,6 +134,19 @@ func claimWake(op wire.XReadGroup) (wire.XClaimWake, bool) {
 			break
 		}
 		w.Names = append(w.Names, rs.Key)
+	}
+	return w, len(w.Names) > 0
+}
+
+// visibilityWake is the query a blocked plain XREADGROUP asks before each
+// wait: when a pending entry of a ">" stream becomes due under its group's
+// VISIBILITY (issue #15); ok is false when no stream is read with ">".
+func visibilityWake(op wire.XReadGroup) (wire.XVisibilityWake, bool) {
+	w := wire.XVisibilityWake{DB: op.DB, Group: op.Group}
+	for _, rs := range op.Streams {
+		if rs.New {
+			w.Names = append(w.Names, rs.Key)
+		}
 	}
 	return w, len(w.Names) > 0
 }

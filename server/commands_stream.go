@@ -89,6 +89,7 @@ func xgroupCommand() *Command {
 			groupCommand("xgroup|destroy", 4, w, acl, "Destroy a consumer group.", "5.0.0", cmdXGROUPDESTROY),
 			groupCommand("xgroup|setid", -5, w, acl,
 				"Set a consumer group to an arbitrary last delivered ID value.", "5.0.0", cmdXGROUPSETID),
+			xgroupConfigCommand(w, acl),
 			helpCommand("xgroup|help", "XGROUP", xgroupHelp),
 		},
 	}

@@ -34,6 +34,19 @@ func dropRedis8(cmd []string, v Value) (Value, []string) {
 			v = kept
 			reasons = append(reasons, "ACL CAT lists Redis 8 commands (XDELEX, XACKDEL, XCFGSET, XIDMPRECORD, ...) the 7.0 reference lacks")
 		}
+		kept.Elems = nil
+		for _, e := range v.Elems {
+			if !streamdSubcommands[e.Str] {
+				kept.Elems = append(kept.Elems, e)
+			}
+		}
+		if len(kept.Elems) != len(v.Elems) {
+			v = kept
+			reasons = append(reasons, "ACL CAT lists streamd's XGROUP CONFIG (issue #15), which Redis does not have")
+		}
 	}
 	return v, reasons
 }
+
+// streamdSubcommands are subcommands only streamd has (no Redis release).
+var streamdSubcommands = map[string]bool{"xgroup|config": true}

@@ -80,8 +80,26 @@ func (s *Server) settleWrite(op wire.Command, p pendingWrite) (any, error, wire.
 	if err == nil {
 		s.access.touch(op, time.Now())
 		s.access.applied(op, res, err, e)
+		res = s.unwrapDelivered(res)
 	}
 	return res, err, e
+}
+
+// unwrapDelivered counts what a claiming write's dead-lettering and
+// visibility redelivery did (issue #15; the effects were taken from the
+// wrapped answer) and returns the plain answer, also inside an EXEC's.
+func (s *Server) unwrapDelivered(res any) any {
+	switch r := res.(type) {
+	case wire.Delivered:
+		s.stats.Delivery.DeadLettered.Add(r.DeadLettered)
+		s.stats.Delivery.VisibilityRedeliveries.Add(r.Redelivered)
+		return r.Result
+	case []wire.Outcome:
+		for i := range r {
+			r[i].Result = s.unwrapDelivered(r[i].Result)
+		}
+	}
+	return res
 }
 
 // afterWrite, once writeMu is released, records the write for its client

@@ -81,6 +81,8 @@ func TestCommandKeys(t *testing.T) {
 		{"PING", ""},
 		{"XDELEX a IDS 1 1-1", "a"},
 		{"XACKDEL a g IDS 1 1-1", "a"},
+		{"XGROUP CONFIG {a}s g MAXDELIVERIES 3 DEADLETTER {a}d visibility 10", "{a}s {a}d"},
+		{"XGROUP CONFIG s g DEADLETTER none", "s"},
 	}
 	for _, tc := range cases {
 		args := bytesArgs(strings.Fields(tc.req))

@@ -186,7 +186,7 @@ func (n *node) entryIn(p int, slab *[][]byte) Entry {
 	} else {
 		if cap(*slab)-len(*slab) < items {
 			// Small first (short ranges), larger as the range goes on.
-			*slab = make([][]byte, 0, min(max(2*cap(*slab), 16), 256))
+			*slab = make([][]byte, 0, min(max(2*cap(*slab), 16, items), 256))
 		}
 		l := len(*slab)
 		*slab = (*slab)[:l+items]

@@ -255,3 +255,28 @@ func TestDelete(t *testing.T) {
 		t.Fatalf("nodes %d len %d first %v last %v", s.NodeCount(), s.Len(), s.FirstID(), s.LastID())
 	}
 }
+
+// TestWideEntryRanges: an entry with 17 to 64 field/value items read
+// through a range (which shares a slab of field slices) is served whole; the
+// slab grew to 16 only and panicked before.
+func TestWideEntryRanges(t *testing.T) {
+	s := New()
+	s.AppendNode(ID{Ms: 1}, [][]byte{[]byte("f"), []byte("v")}, 100, NoNodeMaxBytes)
+	wide := make([][]byte, 24)
+	for i := range wide {
+		wide[i] = []byte{byte('a' + i)}
+	}
+	s.AppendNode(ID{Ms: 2}, wide, 100, NoNodeMaxBytes)
+	last, ok := s.Last()
+	if !ok || len(last.Fields) != 24 {
+		t.Fatalf("last %v %v", last, ok)
+	}
+	var n int
+	s.Ascend(MinID, func(e Entry) bool {
+		n += len(e.Fields)
+		return true
+	})
+	if n != 26 {
+		t.Fatalf("ascend served %d items, want 26", n)
+	}
+}

@@ -58,6 +58,8 @@ func (ks *Keyspace) applyGroupOp(cmd wire.Command, nowMs int64) (res any, err er
 		res, err = ks.xautoclaim(c, nowMs)
 	case wire.XNack:
 		res, err = ks.xnack(c, nowMs)
+	case wire.XGroupConfig:
+		res, err = ks.xgroupConfig(c, nowMs)
 	default:
 		return nil, nil, false
 	}
@@ -77,6 +79,10 @@ func (ks *Keyspace) queryGroupOp(q wire.Query, nowMs int64) (res any, err error,
 		res, err = ks.xinfoConsumers(q, nowMs)
 	case wire.XClaimWake:
 		res, err = ks.xclaimWake(q, nowMs)
+	case wire.XGroupConfigGet:
+		res, err = ks.xgroupConfigGet(q, nowMs)
+	case wire.XVisibilityWake:
+		res, err = ks.xvisibilityWake(q, nowMs)
 	default:
 		return nil, nil, false
 	}
@@ -195,6 +201,7 @@ func (ks *Keyspace) xreadgroup(c wire.XReadGroup, nowMs int64) (any, error) {
 		targets[i] = target{o, g}
 	}
 	var out []KeyEntries
+	var d delivery
 	b := &readBudget{maxCount: c.MaxCount, maxSize: c.MaxSize}
 	claim := c.Claim
 	for i, rs := range c.Streams {
@@ -209,14 +216,17 @@ func (ks *Keyspace) xreadgroup(c wire.XReadGroup, nowMs int64) (any, error) {
 			// the rest of the command.
 			claim = false
 		}
-		if ke, ok := readGroupStream(c, rs, t.o, t.g, claim, b, nowMs); ok {
+		ke, ok, redelivered := readGroupStream(c, rs, t.o, t.g, claim, b, nowMs)
+		if ok {
 			out = append(out, ke)
 		}
+		d.redelivered += redelivered
+		ks.deadLetters(c.DB, rs.Key, t.g, nowMs, &d)
 	}
 	if out == nil {
-		return nil, nil
+		return d.wrap(nil), nil
 	}
-	return out, nil
+	return d.wrap(out), nil
 }
 
 // xack mirrors XACK: a missing key or group acknowledges nothing (0, not an
@@ -253,7 +263,7 @@ func (ks *Keyspace) xclaim(c wire.XClaim, nowMs int64) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.Claim(o.Stream, c.Consumer, groups.ClaimArgs{
+	res := g.Claim(o.Stream, c.Consumer, groups.ClaimArgs{
 		MinIdleMs:  c.MinIdleMs,
 		IDs:        c.IDs,
 		IdleMs:     c.IdleMs,
@@ -262,7 +272,10 @@ func (ks *Keyspace) xclaim(c wire.XClaim, nowMs int64) (any, error) {
 		Force:      c.Force,
 		JustID:     c.JustID,
 		LastID:     c.LastID,
-	}, nowMs), nil
+	}, nowMs)
+	var d delivery
+	ks.deadLetters(c.DB, c.Key, g, nowMs, &d)
+	return d.wrap(res), nil
 }
 
 // xautoclaim mirrors XAUTOCLAIM (see groups.Group.AutoClaim).
@@ -272,7 +285,9 @@ func (ks *Keyspace) xautoclaim(c wire.XAutoClaim, nowMs int64) (any, error) {
 		return nil, err
 	}
 	r := g.AutoClaim(o.Stream, c.Consumer, c.MinIdleMs, c.Start, c.Count, c.JustID, nowMs)
-	return AutoClaimResult{Next: r.Next, Entries: r.Claimed, Deleted: r.Deleted}, nil
+	var d delivery
+	ks.deadLetters(c.DB, c.Key, g, nowMs, &d)
+	return d.wrap(AutoClaimResult{Next: r.Next, Entries: r.Claimed, Deleted: r.Deleted}), nil
 }
 
 // xpending mirrors XPENDING: the summary (count, smallest and greatest

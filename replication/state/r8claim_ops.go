@@ -130,27 +130,35 @@ func (ks *Keyspace) xclaimWake(q wire.XClaimWake, nowMs int64) (any, error) {
 }
 
 // readGroupStream serves one stream of XREADGROUP: ">" (with CLAIM while
-// claim is on) or the consumer's history, within the budget. It returns
-// the stream's part of the answer and whether there is one.
-func readGroupStream(c wire.XReadGroup, rs wire.ReadStream, o *Object, g *groups.Group, claim bool, b *readBudget, nowMs int64) (KeyEntries, bool) {
+// claim is on, or redelivering first by the group's visibility timeout,
+// issue #15) or the consumer's history, within the budget. It returns the
+// stream's part of the answer, whether there is one, and how many entries
+// the visibility timeout redelivered.
+func readGroupStream(c wire.XReadGroup, rs wire.ReadStream, o *Object, g *groups.Group, claim bool, b *readBudget, nowMs int64) (KeyEntries, bool, int64) {
 	if rs.New && claim {
 		b.claim = true
 		cl := g.ReadClaim(o.Stream, c.Consumer, c.MinIdleMs, c.Count, c.NoAck, nowMs, b.limit())
 		if len(cl) == 0 {
-			return KeyEntries{}, false
+			return KeyEntries{}, false, 0
 		}
 		ke := KeyEntries{Key: rs.Key, Entries: make([]streams.Entry, len(cl)), Claim: make([]ClaimInfo, len(cl))}
 		for i, x := range cl {
 			ke.Entries[i] = x.Entry
 			ke.Claim[i] = ClaimInfo{IdleMs: x.IdleMs, DeliveryCount: x.DeliveryCount}
 		}
-		return ke, true
+		return ke, true, 0
 	}
 	b.claim = false
+	if rs.New && g.Config.VisibilityMs > 0 {
+		// The ordinary two-element entries: unchanged clients get the
+		// redelivery.
+		es, redelivered := g.ReadVisible(o.Stream, c.Consumer, c.Count, c.NoAck, nowMs, b.limit())
+		return KeyEntries{Key: rs.Key, Entries: es}, es != nil, redelivered
+	}
 	if rs.New {
 		es := g.ReadNewLimit(o.Stream, c.Consumer, c.Count, c.NoAck, nowMs, b.limit())
-		return KeyEntries{Key: rs.Key, Entries: es}, es != nil
+		return KeyEntries{Key: rs.Key, Entries: es}, es != nil, 0
 	}
 	es := g.ReadHistoryLimit(o.Stream, c.Consumer, rs.ID, c.Count, nowMs, b.limit())
-	return KeyEntries{Key: rs.Key, Entries: es}, true
+	return KeyEntries{Key: rs.Key, Entries: es}, true, 0
 }

@@ -1,6 +1,9 @@
 package state
 
-import "streamd/streams"
+import (
+	"streamd/groups"
+	"streamd/streams"
+)
 
 // KeyEntries is one stream's part of an XREAD/XREADGROUP answer.
 type KeyEntries struct {
@@ -72,6 +75,11 @@ type GroupInfo struct {
 	LastDeliveredID streams.ID
 	EntriesRead     *int64 // nil → null
 	Lag             *int64 // nil → null
+	// Config and DeadLettered are the group's XGROUP CONFIG settings and
+	// dead-lettered count (issue #15); XINFO shows them only when either
+	// is not the default.
+	Config       groups.Config
+	DeadLettered int64
 }
 
 // ConsumerInfo is one row of XINFO CONSUMERS (7.2: inactive -1 if never active).

@@ -243,6 +243,7 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 		})
 		sw.end()
 		sw.nackZone(g)
+		sw.groupConfig(g)
 	}
 	sw.idmp(o.IDMP)
 	sw.retention(o)

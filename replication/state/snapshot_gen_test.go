@@ -158,6 +158,9 @@ func (g *opGen) command(inExec bool) wire.Command {
 	if g.chance(0.04) {
 		return g.retentionCommand(db, key)
 	}
+	if g.chance(0.03) {
+		return g.groupConfigCommand(db, key, group)
+	}
 	switch x := g.r.IntN(100); {
 	case x < 30:
 		c := wire.XAdd{Base: b, Fields: g.fields(), Trim: wire.Trim{Limit: -1}, NoMkStream: g.chance(0.05)}

@@ -258,6 +258,7 @@ func (sr *snapReader) key(d *database) string {
 	for i := uint64(0); i < ngroups && sr.err == nil; i++ {
 		if g := sr.group(name, o); g != nil {
 			sr.nackZone(name, g)
+			sr.groupConfig(name, g)
 		}
 	}
 	sr.readIDMP(name, o)

@@ -144,6 +144,8 @@ func (ks *Keyspace) xinfoGroups(q wire.XInfoGroups, nowMs int64) (any, error) {
 			LastDeliveredID: g.LastID,
 			EntriesRead:     read,
 			Lag:             lag,
+			Config:          g.Config,
+			DeadLettered:    g.DeadLettered,
 		})
 	}
 	return out, nil

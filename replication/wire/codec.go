@@ -136,6 +136,11 @@ const (
 	// reserved for them).
 	opRetentionSweep opCode = 59
 	opGroupsExpired  opCode = 60
+	// Per-group broker settings (issue #15, ops_xgroupconfig.go): XGROUP
+	// CONFIG, its read form, a blocked read's visibility wake-up time.
+	opXGroupConfig    opCode = 62
+	opXGroupConfigGet opCode = 63
+	opXVisibilityWake opCode = 64
 
 	// New codes go here, numbered on from the last one.
 )
@@ -162,6 +167,7 @@ var opNames = [...]string{
 	opXCfgSet: "XCfgSet", opXIDMPRecord: "XIDMPRecord", opIDMPExpired: "IDMPExpired",
 	opXNack: "XNack", opXReadMax: "XRead", opXClaimWake: "XClaimWake",
 	opRetentionSweep: "RetentionSweep", opGroupsExpired: "GroupsExpired",
+	opXGroupConfig: "XGroupConfig", opXGroupConfigGet: "XGroupConfigGet", opXVisibilityWake: "XVisibilityWake",
 }
 
 func (c opCode) String() string {

@@ -30,11 +30,12 @@ func adminSampleOps() []Op {
 }
 
 // allSampleOps is every sample: sampleOps, adminSampleOps, levelSampleOps,
-// refSampleOps, idmpSampleOps and r8claimSampleOps.
+// refSampleOps, idmpSampleOps, r8claimSampleOps and groupConfigSampleOps.
 func allSampleOps() []Op {
 	ops := append(append(sampleOps(), adminSampleOps()...), levelSampleOps()...)
 	ops = append(append(ops, refSampleOps()...), idmpSampleOps()...)
 	ops = append(ops, retentionSampleOps()...)
+	ops = append(ops, groupConfigSampleOps()...)
 	return append(ops, r8claimSampleOps()...)
 }
 

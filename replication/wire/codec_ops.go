@@ -17,6 +17,7 @@ package wire
 //	XGroupDelConsumer    Base Group Consumer
 //	XReadGroup           f{NoAck,Claim,MaxCount≠0,MaxSize≠0} db:v Group Consumer Count:v streams [MinIdleMs:v] [MaxCount:v] [MaxSize:v]
 //	XNack, XClaimWake, XRead with caps (op 52): see ops_r8claim.go
+//	XGroupConfig, XGroupConfigGet, XVisibilityWake: see ops_xgroupconfig.go
 //	XAck                 Base Group ids
 //	XClaim               f{Force,JustID,LastID≠nil} Base Group Consumer MinIdleMs:v ids IdleMs:v TimeMs:v RetryCount:v [LastID]
 //	XAutoClaim           f{JustID} Base Group Consumer MinIdleMs:v Start Count:v
@@ -286,6 +287,8 @@ func AppendOp(dst []byte, op Op) []byte {
 		dst = appendXRead(dst, o)
 	case XClaimWake:
 		dst = appendXClaimWake(dst, o)
+	case XGroupConfig, XGroupConfigGet, XVisibilityWake:
+		dst = appendGroupConfigOp(dst, o)
 	case LastIDs:
 		dst = append(dst, byte(opLastIDs))
 		dst = appendInt(dst, o.DB)
@@ -542,6 +545,8 @@ func (r *reader) opFields(code opCode) Op {
 		return r.xreadMax()
 	case opXClaimWake:
 		return r.xclaimWake()
+	case opXGroupConfig, opXGroupConfigGet, opXVisibilityWake:
+		return r.groupConfigOp(code)
 	case opXAck:
 		b := r.base()
 		g := r.str()

@@ -173,8 +173,11 @@ func (c Exec) effects(res any, e Effects) Effects {
 func (XSetID) effects(_ any, e Effects) Effects               { return e }
 func (XGroupCreateConsumer) effects(_ any, e Effects) Effects { return e }
 func (XGroupDelConsumer) effects(_ any, e Effects) Effects    { return e }
-func (XReadGroup) effects(_ any, e Effects) Effects           { return e }
 func (XAck) effects(_ any, e Effects) Effects                 { return e }
-func (XClaim) effects(_ any, e Effects) Effects               { return e }
-func (XAutoClaim) effects(_ any, e Effects) Effects           { return e }
-func (ConfigSet) effects(_ any, e Effects) Effects            { return e }
+
+// XREADGROUP, XCLAIM and XAUTOCLAIM signal nothing for the group, but the
+// dead-letter streams they appended to are signalled (issue #15).
+func (XReadGroup) effects(res any, e Effects) Effects { return deliveredEffects(res, e) }
+func (XClaim) effects(res any, e Effects) Effects     { return deliveredEffects(res, e) }
+func (XAutoClaim) effects(res any, e Effects) Effects { return deliveredEffects(res, e) }
+func (ConfigSet) effects(_ any, e Effects) Effects    { return e }

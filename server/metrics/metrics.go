@@ -137,6 +137,7 @@ func (sc collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	describeExtra(ch)
 	describeRetention(ch)
+	describeDelivery(ch)
 }
 
 // Collect reads the current figures.
@@ -174,6 +175,7 @@ func (sc collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descTLSHandshakeFailures, float64(st.TLSHandshakeFailures.Load()))
 	gauge(descMaxMemory, float64(st.MaxMemory.Load()))
 	gauge(descUsedMemory, float64(st.UsedMemory.Load()))
+	collectDelivery(ch, &st.Delivery)
 
 	shards := src.Shards()
 	if shards == nil {

@@ -42,6 +42,9 @@ type Stats struct {
 	MaxMemory, UsedMemory atomic.Int64
 	// Retention is the retention sweep's figures (retention.go).
 	Retention RetentionStats
+	// Delivery counts dead-lettering and visibility redeliveries
+	// (delivery.go); Reset leaves them, as Prometheus counters.
+	Delivery Delivery
 
 	// commands maps a command's full name ("xgroup|create") to its row. It
 	// is copy-on-write: Called and Rejected load it without a lock and

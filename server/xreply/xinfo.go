@@ -185,7 +185,7 @@ func appendInt(b []byte, v int64) []byte {
 func Groups(gs []state.GroupInfo) resp.Reply {
 	out := make(resp.Array, len(gs))
 	for i, g := range gs {
-		out[i] = resp.Map{
+		m := resp.Map{
 			field("name", resp.Bulk(g.Name)),
 			field("consumers", resp.Int(g.Consumers)),
 			field("pending", resp.Int(g.Pending)),
@@ -193,8 +193,30 @@ func Groups(gs []state.GroupInfo) resp.Reply {
 			field("entries-read", optInt(g.EntriesRead)),
 			field("lag", optInt(g.Lag)),
 		}
+		out[i] = groupConfigFields(m, g)
 	}
 	return out
+}
+
+// groupConfigFields appends XGROUP CONFIG's settings and the dead-lettered
+// count (issue #15) to a group's XINFO GROUPS map, only when the group has
+// a setting or has dead-lettered something: a group without them answers
+// exactly as Redis's does. max-deliveries and visibility are 0 for NONE,
+// dead-letter-key null.
+func groupConfigFields(m resp.Map, g state.GroupInfo) resp.Map {
+	if g.Config.IsZero() && g.DeadLettered == 0 {
+		return m
+	}
+	dlq := resp.Reply(resp.Null{})
+	if g.Config.DeadLetterKey != "" {
+		dlq = resp.Bulk(g.Config.DeadLetterKey)
+	}
+	return append(m,
+		field("max-deliveries", resp.Int(g.Config.MaxDeliveries)),
+		field("dead-letter-key", dlq),
+		field("dead-lettered", resp.Int(g.DeadLettered)),
+		field("visibility", resp.Int(g.Config.VisibilityMs)),
+	)
 }
 
 // Consumers is XINFO CONSUMERS (7.2: idle since last seen, inactive since
