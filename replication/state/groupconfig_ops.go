@@ -99,6 +99,12 @@ func (ks *Keyspace) deadLetters(db int, key string, g *groups.Group, nowMs int64
 		return
 	}
 	d.dead += int64(len(dl))
+	// Dead-lettered entries are acknowledged: retention may take them now.
+	freed := make([]streams.ID, len(dl))
+	for i, x := range dl {
+		freed[i] = x.Entry.ID
+	}
+	ks.retentionFreedIDs(db, key, freed)
 	dlq := g.Config.DeadLetterKey
 	if dlq == "" {
 		return

@@ -186,6 +186,13 @@ func (ks *Keyspace) retentionFreed(cmd wire.Command) {
 	default:
 		return
 	}
+	ks.retentionFreedIDs(db, key, ids)
+}
+
+// retentionFreedIDs lowers the stream's neededBelow to the smallest of ids
+// (entries acknowledged, and so perhaps no longer needed), or resets it when
+// ids is nil (any entry may be free now).
+func (ks *Keyspace) retentionFreedIDs(db int, key string, ids []streams.ID) {
 	o := ks.db(db).keys[key]
 	if o == nil || o.Ret == nil || o.Ret.neededBelow.IsZero() {
 		return
