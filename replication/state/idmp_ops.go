@@ -62,6 +62,12 @@ func (ks *Keyspace) xcfgset(c wire.XCfgSet, nowMs int64) (any, error) {
 	if o == nil {
 		return nil, ErrNoSuchKey
 	}
+	if c.AckLevel != wire.AckDefault {
+		o.AckLevel = c.AckLevel
+	}
+	if c.Duration == 0 && c.MaxSize == 0 {
+		return nil, nil // ACKLEVEL alone leaves the IDMP state as it is
+	}
 	d, s := o.IDMP.settings()
 	nd, ns := d, s
 	if c.Duration != 0 {

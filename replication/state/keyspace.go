@@ -28,6 +28,9 @@ type Object struct {
 	// IDMP is the idempotent-production state (idmp.go); nil = the
 	// default settings and nothing recorded.
 	IDMP *IDMP
+	// AckLevel is XCFGSET's ACKLEVEL (acklevel.go); wire.AckDefault =
+	// never set, the node's stream-default-acklevel applies.
+	AckLevel wire.AckLevel
 }
 
 // database is one logical database: keys and their expiry deadlines

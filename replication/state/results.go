@@ -1,6 +1,9 @@
 package state
 
-import "streamd/streams"
+import (
+	"streamd/replication/wire"
+	"streamd/streams"
+)
 
 // KeyEntries is one stream's part of an XREAD/XREADGROUP answer.
 type KeyEntries struct {
@@ -51,6 +54,9 @@ type StreamHeader struct {
 	RecordedFirstEntryID streams.ID
 	// IDMP is Redis 8.6's idmp-duration … iids-duplicates.
 	IDMP IDMPInfo
+	// AckLevel is the stream's XCFGSET ACKLEVEL (wire.AckDefault: not
+	// set; the server shows its stream-default-acklevel).
+	AckLevel wire.AckLevel
 }
 
 // StreamInfo is XINFO STREAM (not FULL), in Redis 7.2's field order.

@@ -245,6 +245,7 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 		sw.nackZone(g)
 	}
 	sw.idmp(o.IDMP)
+	sw.ackLevel(o.AckLevel)
 }
 
 // node writes a version 1 node record.
@@ -297,7 +298,7 @@ func (ks *Keyspace) Clone() *Keyspace {
 			order:   d.order.Clone(),
 		}
 		for k, o := range d.keys {
-			co := &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone()}
+			co := &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone(), AckLevel: o.AckLevel}
 			co.mem = keyMemory(k, co) // the copies' capacities differ
 			nd.mem += co.mem
 			nd.keys[k] = co

@@ -261,6 +261,7 @@ func (sr *snapReader) key(d *database) string {
 		}
 	}
 	sr.readIDMP(name, o)
+	sr.readAckLevel(name, o)
 	if sr.err != nil {
 		return ""
 	}

@@ -18,6 +18,7 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 	if !q.Full {
 		info := StreamInfo{StreamHeader: streamHeader(s), Groups: int64(o.Groups.Len())}
 		info.IDMP = o.IDMP.info(nowMs)
+		info.AckLevel = o.AckLevel
 		if e, ok := s.First(); ok {
 			info.FirstEntry = &e
 		}
@@ -39,6 +40,7 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 		Groups:  []GroupFull{},
 	}
 	full.IDMP = o.IDMP.info(nowMs)
+	full.AckLevel = o.AckLevel
 	s.Ascend(streams.MinID, func(e streams.Entry) bool {
 		full.Entries = append(full.Entries, e)
 		return limit == 0 || len(full.Entries) < limit

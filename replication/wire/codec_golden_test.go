@@ -91,6 +91,11 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000005000, Cmds: refSampleCommands()}},
 		{"idmp_ops", "XADD IDMP (with '*', with an explicit ID and MAXLEN), XCFGSET (both, each), XIDMPRECORD, an iid expiry sweep",
 			Entry{NowMs: 1700000005000, Cmds: idmpCommandSamples()}},
+		{"acklevel_ops", "XCFGSET ACKLEVEL LEADER alone, QUORUM with both IDMP options",
+			Entry{NowMs: 1700000006000, Cmds: []Command{
+				XCfgSet{Base: Base{DB: 3, Key: "orders"}, AckLevel: AckLeader},
+				XCfgSet{Base: key, Duration: 60, MaxSize: 3, AckLevel: AckQuorum},
+			}}},
 	}
 }
 

@@ -53,7 +53,7 @@ package wire
 //	EngineLevel          Level:v
 //	XDelEx               f{bits 0-1 Mode} Base ids
 //	XAckDel              f{bits 0-1 Mode} Base Group ids
-//	XCfgSet              f{Duration≠0,MaxSize≠0} Base [Duration:v] [MaxSize:v]
+//	XCfgSet              f{Duration≠0,MaxSize≠0,AckLevel≠0} Base [Duration:v] [MaxSize:v] [AckLevel:1]
 //	XIDMPRecord          Base PID IID ID
 //	IDMPExpired          db:v names:strings
 //
