@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"streamd/replication/wire"
+	"streamd/streams"
 )
 
 // maxBatch is the most commands packed into one log entry of a single
@@ -36,6 +37,16 @@ type Pending struct {
 	res   any
 	err   error
 	index uint64
+	// ACKLEVEL LEADER (acklevel.go): early is the entry's assigned XADDs
+	// (nil: none); leaderAcked is set when done was closed at local
+	// durability; applied is closed, and lateRes/lateErr set, once the
+	// entry resolved.
+	early       *earlyBatch
+	leaderAcked bool
+	applied     chan struct{}
+	lateRes     any
+	lateErr     error
+	assignedID  streams.ID
 }
 
 // Wait blocks until the proposal is committed and applied (or failed) and
@@ -52,7 +63,42 @@ func (p *Pending) Done() <-chan struct{} { return p.done }
 // Wait has returned (or Done is closed); 0 if the write failed.
 func (p *Pending) Index() uint64 { return p.index }
 
-func (p *Pending) resolve(res any, err error) {
+// LeaderAcked reports, once Wait has returned, whether the write was an
+// XADD answered at ACKLEVEL LEADER: durable in the leader's log but maybe
+// not yet committed nor applied. applied is then closed once the entry
+// has resolved (Applied tells how); its effects (wake-ups, WATCH,
+// tracking) belong to that moment.
+func (p *Pending) LeaderAcked() (applied <-chan struct{}, ok bool) {
+	if !p.leaderAcked {
+		return nil, false
+	}
+	return p.applied, true
+}
+
+// Applied returns the outcome of a LeaderAcked write's entry once applied
+// is closed: its result as applied (the same ID), or the error that ended
+// it (the acknowledged entry was then lost, or its fate is unknown).
+func (p *Pending) Applied() (any, error) { return p.lateRes, p.lateErr }
+
+func (p *Pending) resolve(res any, err error) { p.settle(res, err, 0) }
+
+// settle resolves p with its outcome (index: its entry's, 0 if failed).
+// A write already answered early keeps its answer: the outcome goes to
+// Applied.
+func (p *Pending) settle(res any, err error, index uint64) {
+	if eb := p.early; eb != nil {
+		eb.mu.Lock()
+		eb.finished = true
+		answered := eb.answered
+		eb.mu.Unlock()
+		if answered {
+			p.lateRes, p.lateErr, p.cmd = res, err, nil
+			close(p.applied)
+			return
+		}
+		close(p.applied)
+	}
+	p.index = index
 	p.res, p.err, p.cmd = res, err, nil
 	close(p.done)
 }
@@ -159,31 +205,41 @@ func (b *batcher) send(batch []*Pending) {
 		now = b.lastNow
 	}
 	b.lastNow = now
-	e := wire.Entry{NowMs: now, Cmds: make([]wire.Command, len(batch))}
-	for i, p := range batch {
-		e.Cmds[i] = p.cmd
-	}
 	if err := b.s.writeBlocked(); err != nil {
-		b.finish(batch, nil, 0, err)
+		b.finish(batch, nil, nil, 0, err)
 		return
 	}
 	if b.s.clustered && b.s.raft.State() != raft.Leader {
 		// A follower's shard: fail fast, the server routes to the leader.
-		b.finish(batch, nil, 0, b.s.notLeader())
+		b.finish(batch, nil, nil, 0, b.s.notLeader())
 		return
+	}
+	// ACKLEVEL LEADER: count the writes in flight per key and assign the
+	// IDs of XADDs answered at local durability (acklevel.go).
+	ab := b.s.acks.plan(b.s, batch, now)
+	e := wire.Entry{NowMs: now, Cmds: make([]wire.Command, len(batch))}
+	for i, p := range batch {
+		e.Cmds[i] = p.cmd
+	}
+	data := e.Append(nil)
+	if ab.early != nil {
+		b.s.durable.watch(data, ab.early)
 	}
 	// Bounded enqueue: raft's apply queue is full only when the log has
 	// stalled; the batch then fails as not applied (ErrLogBusy) instead
 	// of holding every later proposal without an answer.
 	bound := b.s.quorumTimeout
-	f := b.s.raft.Apply(e.Append(nil), bound)
+	f := b.s.raft.Apply(data, bound)
 	b.s.stats.batches.Add(1)
 	b.s.stats.proposals.Add(int64(len(batch)))
 	timer := time.AfterFunc(bound, func() {
-		b.finish(batch, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
+		b.finish(batch, ab, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
 	})
 	go func() {
 		err := f.Error()
+		if ab.early != nil {
+			b.s.durable.unwatch(data)
+		}
 		if err != nil {
 			b.s.noteApplyError(err)
 		} else {
@@ -193,27 +249,31 @@ func (b *batcher) send(batch []*Pending) {
 			return // timed out: the batch is resolved already
 		}
 		if err != nil {
-			b.finish(batch, nil, 0, b.s.proposalError(err))
+			b.finish(batch, ab, nil, 0, b.s.proposalError(err))
 			return
 		}
 		out, ok := f.Response().([]wire.Outcome)
 		if !ok || len(out) != len(batch) {
-			b.finish(batch, nil, 0, fmt.Errorf("ERR internal: log entry answered %T for %d commands", f.Response(), len(batch)))
+			b.finish(batch, ab, nil, 0, fmt.Errorf("ERR internal: log entry answered %T for %d commands", f.Response(), len(batch)))
 			return
 		}
-		b.finish(batch, out, f.Index(), nil)
+		b.finish(batch, ab, out, f.Index(), nil)
 	}()
 }
 
 // finish resolves a batch (with its outcomes and log index, or all with
-// err) and lets the next partial batch go.
-func (b *batcher) finish(batch []*Pending, out []wire.Outcome, index uint64, err error) {
+// err), undoes its counts of writes in flight (ab; nil if none) and lets
+// the next partial batch go.
+func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, index uint64, err error) {
+	b.s.acks.done(ab, err != nil)
 	for i, p := range batch {
 		if err != nil {
 			p.resolve(nil, err)
 		} else {
-			p.index = index
-			p.resolve(out[i].Result, out[i].Err)
+			if p.early != nil {
+				b.s.checkAssigned(p, out[i])
+			}
+			p.settle(out[i].Result, out[i].Err, index)
 		}
 	}
 	b.mu.Lock()

@@ -23,6 +23,9 @@ const (
 	ErrCfgDurationTwice = resp.ErrorReply("ERR IDMP-DURATION specified multiple times")
 	ErrCfgMaxSizeTwice  = resp.ErrorReply("ERR IDMP-MAXSIZE specified multiple times")
 	ErrCfgNone          = resp.ErrorReply("ERR At least one parameter must be specified")
+	// ACKLEVEL (issue #15, not Redis): same style as the IDMP options.
+	ErrCfgAckLevel      = resp.ErrorReply("ERR ACKLEVEL must be QUORUM or LEADER")
+	ErrCfgAckLevelTwice = resp.ErrorReply("ERR ACKLEVEL specified multiple times")
 
 	ErrRecordPID = resp.ErrorReply("ERR producer ID must be non-empty")
 	ErrRecordIID = resp.ErrorReply("ERR idempotent ID must be non-empty")
@@ -107,7 +110,7 @@ func IDMPAutoIID(fields [][]byte) string {
 }
 
 // XCfgSet parses XCFGSET key [IDMP-DURATION duration] [IDMP-MAXSIZE
-// maxsize] as xcfgsetCommand: each option once with a value, each value an
+// maxsize] [ACKLEVEL QUORUM|LEADER] as xcfgsetCommand: each option once with a value, each value an
 // integer in range, at least one option. (Redis looks the key up first:
 // the caller answers "no such key" before these errors.)
 func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
@@ -141,11 +144,20 @@ func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 				return c, ErrCfgMaxSize
 			}
 			c.MaxSize = v
+		case isOpt(opt, "ACKLEVEL"):
+			if c.AckLevel != wire.AckDefault {
+				return c, ErrCfgAckLevelTwice
+			}
+			l, ok := wire.ParseAckLevel(string(args[i+1]))
+			if !ok {
+				return c, ErrCfgAckLevel
+			}
+			c.AckLevel = l
 		default:
 			return c, resp.ErrSyntax
 		}
 	}
-	if c.Duration == 0 && c.MaxSize == 0 {
+	if c.Duration == 0 && c.MaxSize == 0 && c.AckLevel == wire.AckDefault {
 		return c, ErrCfgNone
 	}
 	return c, nil

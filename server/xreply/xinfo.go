@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"streamd/replication/state"
+	"streamd/replication/wire"
 	"streamd/server/resp"
 	"streamd/streams"
 )
@@ -36,7 +37,7 @@ func field(name string, v resp.Reply) resp.KV {
 
 // streamHeader is the fields both XINFO STREAM forms start with.
 func streamHeader(h state.StreamHeader, more int) resp.Map {
-	m := make(resp.Map, 0, 13+more)
+	m := make(resp.Map, 0, 14+more)
 	return append(m,
 		field("length", resp.Int(h.Length)),
 		field("radix-tree-keys", resp.Int(h.RadixTreeKeys)),
@@ -52,6 +53,9 @@ func streamHeader(h state.StreamHeader, more int) resp.Map {
 		field("iids-tracked", resp.Int(h.IDMP.IidsTracked)),
 		field("iids-added", resp.Int(h.IDMP.IidsAdded)),
 		field("iids-duplicates", resp.Int(h.IDMP.IidsDuplicates)),
+		// Issue #15: the stream's ACKLEVEL (the caller resolved the
+		// node's default for a stream that never set one).
+		field("acklevel", resp.Bulk(h.AckLevel.String())),
 	)
 }
 
@@ -195,16 +199,22 @@ func Consumers(cs []state.ConsumerInfo) resp.Reply {
 }
 
 // StreamInfoResult is XINFO STREAM's Format: the FULL form when full.
-func StreamInfoResult(full bool) func(any, error) resp.Reply {
+func StreamInfoResult(full bool, defaultAck wire.AckLevel) func(any, error) resp.Reply {
 	return func(res any, err error) resp.Reply {
 		if err != nil {
 			return Error(err)
 		}
 		if full {
 			fi, _ := res.(state.StreamFullInfo)
+			if fi.AckLevel == wire.AckDefault {
+				fi.AckLevel = defaultAck
+			}
 			return StreamFullInfo(fi)
 		}
 		si, _ := res.(state.StreamInfo)
+		if si.AckLevel == wire.AckDefault {
+			si.AckLevel = defaultAck
+		}
 		return StreamInfo(si)
 	}
 }
