@@ -316,6 +316,7 @@ func (eb *earlyBatch) stored(index, term uint64) {
 	for i, p := range eb.items {
 		p.index = index
 		p.res = eb.ids[i]
+		p.leaderAcked = true
 		close(p.done)
 	}
 	eb.onAck(len(eb.items))
