@@ -16,8 +16,12 @@ func AckLevelOf(v string) wire.AckLevel {
 }
 
 // defaultAckLevel is this node's stream-default-acklevel (XINFO STREAM
-// shows it for a stream without its own ACKLEVEL).
+// shows it for a stream without its own ACKLEVEL). A plan built without a
+// server (tests) gets the directive's default.
 func (s *Server) defaultAckLevel() wire.AckLevel {
+	if s == nil {
+		return wire.AckQuorum
+	}
 	return AckLevelOf(s.config().StreamDefaultAckLevel)
 }
 
