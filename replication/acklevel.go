@@ -3,6 +3,7 @@ package replication
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/hashicorp/raft"
@@ -74,6 +75,8 @@ type ackTracker struct {
 	// level that waited for the quorum, and early answers whose applied
 	// result differed (a bug: logged).
 	leaderAcked, fellBack, mismatches atomic.Int64
+	// quorumLat and leaderLat are the XADD answer latencies by level.
+	quorumLat, leaderLat ackHist
 }
 
 // ackBatch is what plan counted for one entry, undone by done.
@@ -93,7 +96,7 @@ type earlyBatch struct {
 	ids      []streams.ID
 	answered bool // the early answer was given
 	finished bool // the entry resolved (finish took over)
-	onAck    func(n int)
+	t        *ackTracker
 }
 
 // SetDefaultAckLevel sets stream-default-acklevel: the level of a stream
@@ -153,7 +156,7 @@ func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
 				p.cmd = x
 				ab.assigned = append(ab.assigned, k)
 				if ab.early == nil {
-					ab.early = &earlyBatch{term: t.term, onAck: func(n int) { t.leaderAcked.Add(int64(n)) }}
+					ab.early = &earlyBatch{term: t.term, t: t}
 				}
 				ab.early.items = append(ab.early.items, p)
 				ab.early.ids = append(ab.early.ids, id)
@@ -313,13 +316,15 @@ func (eb *earlyBatch) stored(index, term uint64) {
 		return
 	}
 	eb.answered = true
+	now := time.Now()
 	for i, p := range eb.items {
 		p.index = index
 		p.res = eb.ids[i]
 		p.leaderAcked = true
+		eb.t.leaderLat.observe(now.Sub(p.start))
 		close(p.done)
 	}
-	eb.onAck(len(eb.items))
+	eb.t.leaderAcked.Add(int64(len(eb.items)))
 }
 
 // checkAssigned compares an assigned XADD's applied outcome with its ID

@@ -47,6 +47,9 @@ type Pending struct {
 	lateRes     any
 	lateErr     error
 	assignedID  streams.ID
+	// start is when an XADD was proposed (zero for other writes), for
+	// the answer latency histograms (acklevel_stats.go).
+	start time.Time
 }
 
 // Wait blocks until the proposal is committed and applied (or failed) and
@@ -84,8 +87,8 @@ func (p *Pending) resolve(res any, err error) { p.settle(res, err, 0) }
 
 // settle resolves p with its outcome (index: its entry's, 0 if failed).
 // A write already answered early keeps its answer: the outcome goes to
-// Applied.
-func (p *Pending) settle(res any, err error, index uint64) {
+// Applied, and settle reports true.
+func (p *Pending) settle(res any, err error, index uint64) (early bool) {
 	if eb := p.early; eb != nil {
 		eb.mu.Lock()
 		eb.finished = true
@@ -94,13 +97,14 @@ func (p *Pending) settle(res any, err error, index uint64) {
 		if answered {
 			p.lateRes, p.lateErr, p.cmd = res, err, nil
 			close(p.applied)
-			return
+			return true
 		}
 		close(p.applied)
 	}
 	p.index = index
 	p.res, p.err, p.cmd = res, err, nil
 	close(p.done)
+	return false
 }
 
 // failedPending returns a Pending already resolved with err.
@@ -145,6 +149,9 @@ func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
 // add queues a proposal; it fails at once if the batcher is closed.
 func (b *batcher) add(cmd wire.Command) *Pending {
 	p := &Pending{cmd: cmd, done: make(chan struct{})}
+	if _, ok := cmd.(wire.XAdd); ok {
+		p.start = time.Now()
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -273,7 +280,9 @@ func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, ind
 			if p.early != nil {
 				b.s.checkAssigned(p, out[i])
 			}
-			p.settle(out[i].Result, out[i].Err, index)
+			if !p.settle(out[i].Result, out[i].Err, index) {
+				b.s.acks.observeQuorum(p, out[i].Result, out[i].Err)
+			}
 		}
 	}
 	b.mu.Lock()

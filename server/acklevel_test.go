@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/metricstest"
 	"streamd/internal/testutil"
 	"streamd/streams"
 )
@@ -107,4 +108,16 @@ func TestAckLevelLeaderServer(t *testing.T) {
 		t.Fatalf("%d early answers (%d before), %d mismatches", n, before, bad)
 	}
 	runSteps(t, w, []step{{[]string{"XLEN", "s"}, "(integer) 21"}})
+	// The per-level answer latency histograms (a LEADER stream made QUORUM
+	// answers at commit again).
+	runSteps(t, w, []step{{[]string{"XCFGSET", "s", "ACKLEVEL", "QUORUM"}, "+OK"}})
+	mustDo(t, w, "XADD", "s", "*", "f", "quorum")
+	fams := metricstest.Scrape(t, s.MetricsHandler())
+	leader := histogram(t, fams, "streamd_xadd_ack_duration_seconds", "shard", "0", "acklevel", "leader")
+	quorum := histogram(t, fams, "streamd_xadd_ack_duration_seconds", "shard", "0", "acklevel", "quorum")
+	checkHistogram(t, "leader acks", leader)
+	checkHistogram(t, "quorum acks", quorum)
+	if n, _, _ := sh.AckStats(); leader.GetSampleCount() != uint64(n) || quorum.GetSampleCount() < 1 {
+		t.Fatalf("leader acks %d (shard: %d), quorum acks %d", leader.GetSampleCount(), n, quorum.GetSampleCount())
+	}
 }
