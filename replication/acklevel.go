@@ -97,6 +97,16 @@ type earlyBatch struct {
 	answered bool // the early answer was given
 	finished bool // the entry resolved (finish took over)
 	t        *ackTracker
+	b        *batcher
+}
+
+// finish marks the entry resolved and reports whether it was answered
+// early (then the batcher had released it).
+func (eb *earlyBatch) finish() bool {
+	eb.mu.Lock()
+	defer eb.mu.Unlock()
+	eb.finished = true
+	return eb.answered
 }
 
 // SetDefaultAckLevel sets stream-default-acklevel: the level of a stream
@@ -156,7 +166,7 @@ func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
 				p.cmd = x
 				ab.assigned = append(ab.assigned, k)
 				if ab.early == nil {
-					ab.early = &earlyBatch{term: t.term, t: t}
+					ab.early = &earlyBatch{term: t.term, t: t, b: s.batcher}
 				}
 				ab.early.items = append(ab.early.items, p)
 				ab.early.ids = append(ab.early.ids, id)
@@ -325,6 +335,7 @@ func (eb *earlyBatch) stored(index, term uint64) {
 		close(p.done)
 	}
 	eb.t.leaderAcked.Add(int64(len(eb.items)))
+	eb.b.release()
 }
 
 // checkAssigned compares an assigned XADD's applied outcome with its ID

@@ -128,6 +128,11 @@ type batcher struct {
 	// queue holds proposals not yet handed to raft, in call order.
 	queue    []*Pending
 	inflight int  // entries handed to raft and not resolved
+	// released counts those of them already answered at ACKLEVEL LEADER
+	// (stored in the leader's log): they no longer hold back a partial
+	// batch, so LEADER XADDs pipeline with the replication of earlier
+	// entries instead of waiting for their commit.
+	released int
 	closed   bool // no more proposals accepted; drain and stop
 	// lastNow is the greatest time stamped on an entry (owned by run).
 	lastNow int64
@@ -181,7 +186,7 @@ func (b *batcher) run() {
 	defer close(b.done)
 	for {
 		b.mu.Lock()
-		for !(len(b.queue) >= b.max || (len(b.queue) > 0 && b.inflight < maxInflightPartial) ||
+		for !(len(b.queue) >= b.max || (len(b.queue) > 0 && b.inflight-b.released < maxInflightPartial) ||
 			(b.closed && len(b.queue) == 0 && b.inflight == 0)) {
 			b.cond.Wait()
 		}
@@ -273,6 +278,7 @@ func (b *batcher) send(batch []*Pending) {
 // the next partial batch go.
 func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, index uint64, err error) {
 	b.s.acks.done(ab, err != nil)
+	released := ab != nil && ab.early != nil && ab.early.finish()
 	for i, p := range batch {
 		if err != nil {
 			p.resolve(nil, err)
@@ -287,6 +293,18 @@ func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, ind
 	}
 	b.mu.Lock()
 	b.inflight--
+	if released {
+		b.released--
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// release lets the next partial batch go once an entry's XADDs were
+// answered at local durability (see released).
+func (b *batcher) release() {
+	b.mu.Lock()
+	b.released++
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }
