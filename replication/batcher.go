@@ -127,7 +127,7 @@ type batcher struct {
 	cond *sync.Cond
 	// queue holds proposals not yet handed to raft, in call order.
 	queue    []*Pending
-	inflight int  // entries handed to raft and not resolved
+	inflight int // entries handed to raft and not resolved
 	// released counts those of them already answered at ACKLEVEL LEADER
 	// (stored in the leader's log): they no longer hold back a partial
 	// batch, so LEADER XADDs pipeline with the replication of earlier
