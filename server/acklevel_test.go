@@ -30,7 +30,7 @@ func xinfoAckLevel(t *testing.T, c *respConn, key string) string {
 // shown by XINFO STREAM (and FULL); a stream without it shows
 // stream-default-acklevel, which CONFIG SET changes.
 func TestXCFGSETAckLevel(t *testing.T) {
-	_, addr := startTestServer(t, nil)
+	srv, addr := startTestServer(t, nil)
 	c := dial(t, addr)
 	runSteps(t, c, []step{
 		{[]string{"XCFGSET", "s", "ACKLEVEL", "LEADER"}, "(error) ERR no such key"},
@@ -48,6 +48,14 @@ func TestXCFGSETAckLevel(t *testing.T) {
 	if got := xinfoAckLevel(t, c, "s"); got != "leader" {
 		t.Fatalf("acklevel %q after CONFIG SET stream-default-acklevel leader", got)
 	}
+	// The shard follows CONFIG SET: XADDs to s are now answered early.
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+		mustDo(t, c, "XADD", "s", "*", "f", "v")
+		if n, _, _ := srv.node.Shard(0).AckStats(); n == 0 {
+			return errors.New("no XADD answered at LEADER level after CONFIG SET")
+		}
+		return nil
+	})
 	runSteps(t, c, []step{
 		{[]string{"XCFGSET", "s", "ACKLEVEL", "quorum", "IDMP-DURATION", "60"}, "+OK"},
 	})
