@@ -64,10 +64,11 @@ type ackTracker struct {
 	ready bool
 	// epoch changes whenever ready is cleared; a barrier makes ready only
 	// if no clearing happened since it was issued.
-	epoch, barrierEpoch uint64
-	barrierOut          bool
-	keys                map[dbKey]*keyTrack
-	global              int // keyless writes in flight
+	epoch       uint64
+	barrierOut  bool
+	wantBarrier bool // a LEADER XADD found ready unset (plan issues the barrier)
+	keys        map[dbKey]*keyTrack
+	global      int // keyless writes in flight
 
 	// defaultLevel is stream-default-acklevel (wire.AckLevel).
 	defaultLevel atomic.Int32
@@ -145,9 +146,6 @@ func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
 		t.term = term
 		t.clearReady()
 	}
-	if !t.ready && !t.barrierOut {
-		t.barrier(s)
-	}
 	ab := &ackBatch{}
 	def := wire.AckLevel(t.defaultLevel.Load())
 	locked := false
@@ -197,6 +195,10 @@ func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
 	if locked {
 		s.mu.RUnlock()
 	}
+	if t.wantBarrier && !t.ready && !t.barrierOut {
+		t.barrier(s)
+	}
+	t.wantBarrier = false
 	return ab
 }
 
@@ -228,6 +230,12 @@ func (t *ackTracker) assign(s *Shard, x wire.XAdd, kt *keyTrack, def wire.AckLev
 	}
 	if level != wire.AckLeader {
 		return streams.ID{}, target, false
+	}
+	if !t.ready {
+		// Only once a LEADER XADD comes: a shard whose streams are all
+		// QUORUM logs no barriers. Issued by plan once the state's read
+		// lock is released (raft may need the FSM to move to take it).
+		t.wantBarrier = true
 	}
 	if !t.ready || t.global > 0 || (x.NoMkStream && (!target.Exists || target.Volatile)) {
 		t.fellBack.Add(1)
