@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,8 @@ import (
 //     last ID; any other write in flight (XSETID, DEL, XCFGSET, MULTI, …)
 //     or a keyless one (FLUSHALL, SWAPDB, COPY, EXEC) stops assignments to
 //     it until it is applied. Those XADDs simply wait for the quorum.
+//     Consumer-group reads, acknowledgements, claims, XDEL and XTRIM of
+//     the stream itself do not count (keepsLastID).
 //
 // The early answer is given by the log store wrapper (durableLogs) when
 // raft's StoreLogs of the entry returns on the leader (fsynced under
@@ -133,6 +136,52 @@ func globalWrite(cmd wire.Command) bool {
 	return len(cmd.Keys()) == 0
 }
 
+// keepsLastID returns the keys of cmd whose last ID cmd cannot change, nor
+// whether they exist (but for expiry, which plan handles): a consumer
+// group's reads, acknowledgements and claims, and deletions and trims,
+// on their own stream. Writes in flight to a key only through these do
+// not stop assignments to it, so producers at LEADER level keep their
+// early answers while consumers work. Any other key such a command names
+// (a dead-letter stream it appends to, say) is still counted: a command
+// added here must not move another key's last ID without naming it.
+func keepsLastID(cmd wire.Command) []string {
+	switch c := cmd.(type) {
+	case wire.XReadGroup:
+		keys := make([]string, len(c.Streams))
+		for i, rs := range c.Streams {
+			keys[i] = rs.Key
+		}
+		return keys
+	case wire.XAck:
+		return []string{c.Key}
+	case wire.XClaim:
+		return []string{c.Key}
+	case wire.XAutoClaim:
+		return []string{c.Key}
+	case wire.XNack:
+		return []string{c.Key}
+	case wire.XDel:
+		return []string{c.Key}
+	case wire.XTrim:
+		return []string{c.Key}
+	case wire.XDelEx:
+		return []string{c.Key}
+	case wire.XAckDel:
+		return []string{c.Key}
+	case wire.XGroupCreate:
+		return []string{c.Key}
+	case wire.XGroupSetID:
+		return []string{c.Key}
+	case wire.XGroupDestroy:
+		return []string{c.Key}
+	case wire.XGroupCreateConsumer:
+		return []string{c.Key}
+	case wire.XGroupDelConsumer:
+		return []string{c.Key}
+	}
+	return nil
+}
+
 // plan counts batch's writes and assigns the IDs of the XADDs to LEADER
 // streams it can (rewriting their commands to explicit IDs). It runs on
 // the batcher goroutine before the entry is handed to raft.
@@ -178,7 +227,11 @@ func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
 			continue
 		}
 		db := p.cmd.Database()
+		keep := keepsLastID(p.cmd)
 		for _, key := range p.cmd.Keys() {
+			if slices.Contains(keep, key) {
+				continue
+			}
 			k := dbKey{db, key}
 			kt := t.keys[k]
 			if kt == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamd/internal/testutil"
+	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/streams"
 )
@@ -65,8 +66,41 @@ func TestAckLevelConcurrentWriters(t *testing.T) {
 	l := c.leader()
 	propose(t, l.shard, xadd("s", "f", "v"))
 	propose(t, l.shard, xadd("q", "f", "v"))
+	propose(t, l.shard, wire.XGroupCreate{Base: wire.Base{Key: "s"}, Group: "g", EntriesRead: -1})
 	setAckLevel(t, l.shard, "s", wire.AckLeader)
 	waitLeaderAcks(t, l.shard, "s")
+
+	// A consumer reads and acknowledges meanwhile: its writes to s do
+	// not move the last ID, so they do not stop early answers.
+	consumed := make(chan error, 1)
+	stopConsumer := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stopConsumer:
+				consumed <- nil
+				return
+			default:
+			}
+			res, err := l.shard.Propose(wire.XReadGroup{Group: "g", Consumer: "c", Count: 10,
+				Streams: []wire.ReadStream{{Key: "s", New: true}}})
+			if err != nil {
+				consumed <- err
+				return
+			}
+			kes, _ := res.([]state.KeyEntries)
+			for _, ke := range kes {
+				ack := wire.XAck{Base: wire.Base{Key: "s"}, Group: "g"}
+				for _, e := range ke.Entries {
+					ack.IDs = append(ack.IDs, e.ID)
+				}
+				if _, err := l.shard.Propose(ack); err != nil {
+					consumed <- err
+					return
+				}
+			}
+		}
+	}()
 
 	const writers, each = 8, 60
 	var mu sync.Mutex
@@ -115,6 +149,10 @@ func TestAckLevelConcurrentWriters(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	close(stopConsumer)
+	if err := <-consumed; err != nil {
+		t.Fatalf("consumer: %v", err)
+	}
 	close(errs)
 	for err := range errs {
 		t.Error(err)
