@@ -177,7 +177,9 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 	}
 	s.initACL()
 	for i := range node.NumShards() {
-		node.Shard(i).SetDefaultAckLevel(AckLevelOf(cfg.StreamDefaultAckLevel))
+		if sh := node.Shard(i); sh != nil { // a test's node may have none
+			sh.SetDefaultAckLevel(AckLevelOf(cfg.StreamDefaultAckLevel))
+		}
 	}
 	s.lost = make([]chan struct{}, node.NumShards())
 	for i := range s.lost {
