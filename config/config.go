@@ -71,6 +71,9 @@ type Config struct {
 	// StreamIDMPMaxSize is "stream-idmp-maxsize": how many iids per
 	// producer a new stream keeps (Redis 8.6).
 	StreamIDMPMaxSize int
+	// StreamDefaultAckLevel is "stream-default-acklevel": "quorum" or
+	// "leader", the ACKLEVEL of a stream that XCFGSET never gave one.
+	StreamDefaultAckLevel string
 	// Timeout is "timeout": close a client idle this many seconds (0 = never;
 	// blocked clients are exempt, as in Redis).
 	Timeout int
@@ -229,33 +232,34 @@ const (
 // balanced.
 func Default() Config {
 	return Config{
-		Bind:                 "127.0.0.1",
-		Port:                 6379,
-		Dir:                  "./data",
-		MaxClients:           10000,
-		ProtectedMode:        true,
-		ProtoMaxBulkLen:      512 << 20,
-		StreamNodeMaxEntries: 100,
-		StreamNodeMaxBytes:   4096,
-		StreamIDMPDuration:   100,
-		StreamIDMPMaxSize:    100,
-		TCPKeepAlive:         300,
-		LogLevel:             "notice",
-		AppendFsync:          "always",
-		MetricsAddr:          "127.0.0.1:9121",
-		MetricsMaxStreams:    100,
-		SlowlogLogSlowerThan: 10000,
-		SlowlogMaxLen:        128,
-		ACLLogMaxLen:         128,
-		LogFormat:            "text",
-		Shards:               1,
-		RaftHeartbeatTimeout: DefaultRaftHeartbeatTimeout,
-		RaftElectionTimeout:  DefaultRaftElectionTimeout,
-		RaftLeaseTimeout:     DefaultRaftLeaseTimeout,
-		QuorumTimeout:        DefaultQuorumTimeout,
-		BalanceLeaders:       true,
-		TLSAuthClients:       "yes",
-		SnapshotLogSize:      64 << 20,
+		Bind:                  "127.0.0.1",
+		Port:                  6379,
+		Dir:                   "./data",
+		MaxClients:            10000,
+		ProtectedMode:         true,
+		ProtoMaxBulkLen:       512 << 20,
+		StreamNodeMaxEntries:  100,
+		StreamNodeMaxBytes:    4096,
+		StreamIDMPDuration:    100,
+		StreamIDMPMaxSize:     100,
+		StreamDefaultAckLevel: "quorum",
+		TCPKeepAlive:          300,
+		LogLevel:              "notice",
+		AppendFsync:           "always",
+		MetricsAddr:           "127.0.0.1:9121",
+		MetricsMaxStreams:     100,
+		SlowlogLogSlowerThan:  10000,
+		SlowlogMaxLen:         128,
+		ACLLogMaxLen:          128,
+		LogFormat:             "text",
+		Shards:                1,
+		RaftHeartbeatTimeout:  DefaultRaftHeartbeatTimeout,
+		RaftElectionTimeout:   DefaultRaftElectionTimeout,
+		RaftLeaseTimeout:      DefaultRaftLeaseTimeout,
+		QuorumTimeout:         DefaultQuorumTimeout,
+		BalanceLeaders:        true,
+		TLSAuthClients:        "yes",
+		SnapshotLogSize:       64 << 20,
 
 		// Redis 7's latency tracking (INFO latencystats).
 		LatencyTracking:                true,

@@ -307,6 +307,16 @@ var directives = func() []*Directive {
 				return nil
 			}, engine: true,
 			help: "idempotent IDs a new stream remembers per producer, oldest evicted first (XCFGSET changes one stream's)"},
+		{name: "stream-default-acklevel", get: func(c *Config) string { return c.StreamDefaultAckLevel },
+			set: func(c *Config, v string) error {
+				switch l := strings.ToLower(v); l {
+				case "quorum", "leader":
+					c.StreamDefaultAckLevel = l
+					return nil
+				}
+				return errors.New("argument(s) must be one of the following: quorum, leader")
+			},
+			help: "when an XADD to a stream without XCFGSET ACKLEVEL is answered: quorum (on a majority) or leader (durable in the leader's log)"},
 		intParam("timeout", 0, math.MaxInt32, func(c *Config) *int { return &c.Timeout }, false).
 			doc("close a client idle this many seconds (0 = never; blocked clients are exempt)"),
 		intParam("tcp-keepalive", 0, math.MaxInt32, func(c *Config) *int { return &c.TCPKeepAlive }, false).

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"streamd/replication/wire"
+	"streamd/streams"
 )
 
 // maxBatch is the most commands packed into one log entry of a single
@@ -36,6 +37,19 @@ type Pending struct {
 	res   any
 	err   error
 	index uint64
+	// ACKLEVEL LEADER (acklevel.go): early is the entry's assigned XADDs
+	// (nil: none); leaderAcked is set when done was closed at local
+	// durability; applied is closed, and lateRes/lateErr set, once the
+	// entry resolved.
+	early       *earlyBatch
+	leaderAcked bool
+	applied     chan struct{}
+	lateRes     any
+	lateErr     error
+	assignedID  streams.ID
+	// start is when an XADD was proposed (zero for other writes), for
+	// the answer latency histograms (acklevel_stats.go).
+	start time.Time
 }
 
 // Wait blocks until the proposal is committed and applied (or failed) and
@@ -52,9 +66,45 @@ func (p *Pending) Done() <-chan struct{} { return p.done }
 // Wait has returned (or Done is closed); 0 if the write failed.
 func (p *Pending) Index() uint64 { return p.index }
 
-func (p *Pending) resolve(res any, err error) {
+// LeaderAcked reports, once Wait has returned, whether the write was an
+// XADD answered at ACKLEVEL LEADER: durable in the leader's log but maybe
+// not yet committed nor applied. applied is then closed once the entry
+// has resolved (Applied tells how); its effects (wake-ups, WATCH,
+// tracking) belong to that moment.
+func (p *Pending) LeaderAcked() (applied <-chan struct{}, ok bool) {
+	if !p.leaderAcked {
+		return nil, false
+	}
+	return p.applied, true
+}
+
+// Applied returns the outcome of a LeaderAcked write's entry once applied
+// is closed: its result as applied (the same ID), or the error that ended
+// it (the acknowledged entry was then lost, or its fate is unknown).
+func (p *Pending) Applied() (any, error) { return p.lateRes, p.lateErr }
+
+func (p *Pending) resolve(res any, err error) { p.settle(res, err, 0) }
+
+// settle resolves p with its outcome (index: its entry's, 0 if failed).
+// A write already answered early keeps its answer: the outcome goes to
+// Applied, and settle reports true.
+func (p *Pending) settle(res any, err error, index uint64) (early bool) {
+	if eb := p.early; eb != nil {
+		eb.mu.Lock()
+		eb.finished = true
+		answered := eb.answered
+		eb.mu.Unlock()
+		if answered {
+			p.lateRes, p.lateErr, p.cmd = res, err, nil
+			close(p.applied)
+			return true
+		}
+		close(p.applied)
+	}
+	p.index = index
 	p.res, p.err, p.cmd = res, err, nil
 	close(p.done)
+	return false
 }
 
 // failedPending returns a Pending already resolved with err.
@@ -77,7 +127,12 @@ type batcher struct {
 	cond *sync.Cond
 	// queue holds proposals not yet handed to raft, in call order.
 	queue    []*Pending
-	inflight int  // entries handed to raft and not resolved
+	inflight int // entries handed to raft and not resolved
+	// released counts those of them already answered at ACKLEVEL LEADER
+	// (stored in the leader's log): they no longer hold back a partial
+	// batch, so LEADER XADDs pipeline with the replication of earlier
+	// entries instead of waiting for their commit.
+	released int
 	closed   bool // no more proposals accepted; drain and stop
 	// lastNow is the greatest time stamped on an entry (owned by run).
 	lastNow int64
@@ -99,6 +154,9 @@ func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
 // add queues a proposal; it fails at once if the batcher is closed.
 func (b *batcher) add(cmd wire.Command) *Pending {
 	p := &Pending{cmd: cmd, done: make(chan struct{})}
+	if _, ok := cmd.(wire.XAdd); ok {
+		p.start = time.Now()
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -128,7 +186,7 @@ func (b *batcher) run() {
 	defer close(b.done)
 	for {
 		b.mu.Lock()
-		for !(len(b.queue) >= b.max || (len(b.queue) > 0 && b.inflight < maxInflightPartial) ||
+		for !(len(b.queue) >= b.max || (len(b.queue) > 0 && b.inflight-b.released < maxInflightPartial) ||
 			(b.closed && len(b.queue) == 0 && b.inflight == 0)) {
 			b.cond.Wait()
 		}
@@ -159,31 +217,41 @@ func (b *batcher) send(batch []*Pending) {
 		now = b.lastNow
 	}
 	b.lastNow = now
-	e := wire.Entry{NowMs: now, Cmds: make([]wire.Command, len(batch))}
-	for i, p := range batch {
-		e.Cmds[i] = p.cmd
-	}
 	if err := b.s.writeBlocked(); err != nil {
-		b.finish(batch, nil, 0, err)
+		b.finish(batch, nil, nil, 0, err)
 		return
 	}
 	if b.s.clustered && b.s.raft.State() != raft.Leader {
 		// A follower's shard: fail fast, the server routes to the leader.
-		b.finish(batch, nil, 0, b.s.notLeader())
+		b.finish(batch, nil, nil, 0, b.s.notLeader())
 		return
+	}
+	// ACKLEVEL LEADER: count the writes in flight per key and assign the
+	// IDs of XADDs answered at local durability (acklevel.go).
+	ab := b.s.acks.plan(b.s, batch, now)
+	e := wire.Entry{NowMs: now, Cmds: make([]wire.Command, len(batch))}
+	for i, p := range batch {
+		e.Cmds[i] = p.cmd
+	}
+	data := e.Append(nil)
+	if ab.early != nil {
+		b.s.durable.watch(data, ab.early)
 	}
 	// Bounded enqueue: raft's apply queue is full only when the log has
 	// stalled; the batch then fails as not applied (ErrLogBusy) instead
 	// of holding every later proposal without an answer.
 	bound := b.s.quorumTimeout
-	f := b.s.raft.Apply(e.Append(nil), bound)
+	f := b.s.raft.Apply(data, bound)
 	b.s.stats.batches.Add(1)
 	b.s.stats.proposals.Add(int64(len(batch)))
 	timer := time.AfterFunc(bound, func() {
-		b.finish(batch, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
+		b.finish(batch, ab, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
 	})
 	go func() {
 		err := f.Error()
+		if ab.early != nil {
+			b.s.durable.unwatch(data)
+		}
 		if err != nil {
 			b.s.noteApplyError(err)
 		} else {
@@ -193,31 +261,50 @@ func (b *batcher) send(batch []*Pending) {
 			return // timed out: the batch is resolved already
 		}
 		if err != nil {
-			b.finish(batch, nil, 0, b.s.proposalError(err))
+			b.finish(batch, ab, nil, 0, b.s.proposalError(err))
 			return
 		}
 		out, ok := f.Response().([]wire.Outcome)
 		if !ok || len(out) != len(batch) {
-			b.finish(batch, nil, 0, fmt.Errorf("ERR internal: log entry answered %T for %d commands", f.Response(), len(batch)))
+			b.finish(batch, ab, nil, 0, fmt.Errorf("ERR internal: log entry answered %T for %d commands", f.Response(), len(batch)))
 			return
 		}
-		b.finish(batch, out, f.Index(), nil)
+		b.finish(batch, ab, out, f.Index(), nil)
 	}()
 }
 
 // finish resolves a batch (with its outcomes and log index, or all with
-// err) and lets the next partial batch go.
-func (b *batcher) finish(batch []*Pending, out []wire.Outcome, index uint64, err error) {
+// err), undoes its counts of writes in flight (ab; nil if none) and lets
+// the next partial batch go.
+func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, index uint64, err error) {
+	b.s.acks.done(ab, err != nil)
+	released := ab != nil && ab.early != nil && ab.early.finish()
 	for i, p := range batch {
 		if err != nil {
 			p.resolve(nil, err)
 		} else {
-			p.index = index
-			p.resolve(out[i].Result, out[i].Err)
+			if p.early != nil {
+				b.s.checkAssigned(p, out[i])
+			}
+			if !p.settle(out[i].Result, out[i].Err, index) {
+				b.s.acks.observeQuorum(p, out[i].Result, out[i].Err)
+			}
 		}
 	}
 	b.mu.Lock()
 	b.inflight--
+	if released {
+		b.released--
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// release lets the next partial batch go once an entry's XADDs were
+// answered at local durability (see released).
+func (b *batcher) release() {
+	b.mu.Lock()
+	b.released++
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }

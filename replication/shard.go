@@ -97,6 +97,10 @@ type Shard struct {
 	appliedWaiters atomic.Int32
 	// logs is raft's log store (WaitApplied reads entry types from it).
 	logs raft.LogStore
+	// durable wraps it to answer ACKLEVEL LEADER XADDs once stored; acks
+	// assigns their IDs (acklevel.go).
+	durable *durableLogs
+	acks    ackTracker
 	// progressEvery is how often loading a snapshot logs its progress
 	// (0: snapshotProgressEvery).
 	progressEvery time.Duration

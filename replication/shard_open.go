@@ -96,6 +96,8 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 	if h.wrapLogs != nil {
 		logs = h.wrapLogs(logs)
 	}
+	s.durable = newDurableLogs(logs)
+	logs = s.durable
 
 	s.snaps, s.logs = snaps, logs
 	conf := s.raftConfig(hlog)

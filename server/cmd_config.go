@@ -171,6 +171,10 @@ var applyConfig = map[string]func(sh *replication.Shard, cfg *config.Config) err
 		}
 		return nil
 	},
+	"stream-default-acklevel": func(sh *replication.Shard, c *config.Config) error {
+		sh.SetDefaultAckLevel(AckLevelOf(c.StreamDefaultAckLevel))
+		return nil
+	},
 	"appendfsync": func(sh *replication.Shard, c *config.Config) error {
 		p, err := FsyncPolicy(c.AppendFsync)
 		if err != nil {

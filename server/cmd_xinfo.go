@@ -27,7 +27,7 @@ func cmdXINFOSTREAM(c *Client, args [][]byte) (*Plan, Reply) {
 	}
 	op.DB = c.DB()
 	full := op.Full
-	return &Plan{Op: op, Format: xreply.StreamInfoResult(full)}, nil
+	return &Plan{Op: op, Format: xreply.StreamInfoResult(full, c.srv.defaultAckLevel())}, nil
 }
 
 // cmdXINFOGROUPS plans XINFO GROUPS key.

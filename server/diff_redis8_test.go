@@ -9,7 +9,8 @@ import "strings"
 
 // xinfo86Fields are XINFO STREAM's idempotent-production fields (Redis 8.6).
 var xinfo86Fields = map[string]bool{"idmp-duration": true, "idmp-maxsize": true, "pids-tracked": true,
-	"iids-tracked": true, "iids-added": true, "iids-duplicates": true}
+	"iids-tracked": true, "iids-added": true, "iids-duplicates": true,
+	"acklevel": true} // issue #15's ACKLEVEL (no Redis has it)
 
 // dropRedis8 removes from streamd's reply v to cmd (upper-cased name) what
 // only Redis 8 has: XINFO STREAM's IDMP fields, and the Redis 8 commands

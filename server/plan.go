@@ -75,6 +75,14 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 // for an EXEC with WATCH), so an EXEC that checks after the write sees it.
 func (s *Server) settleWrite(op wire.Command, p pendingWrite) (any, error, wire.Effects) {
 	res, err := p.Wait()
+	if la, ok := p.(leaderAcked); ok {
+		if applied, early := la.LeaderAcked(); early {
+			// ACKLEVEL LEADER: answered before the entry is applied; what
+			// it does to the keyspace is signalled once it is.
+			go s.settleLate(op, la, applied)
+			return res, err, wire.Effects{}
+		}
+	}
 	e := wire.EffectsOf(op, res, err)
 	s.markDirty(e)
 	if err == nil {

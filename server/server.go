@@ -176,6 +176,11 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		s.setMaxMemory(cfg.MaxMemory)
 	}
 	s.initACL()
+	for i := range node.NumShards() {
+		if sh := node.Shard(i); sh != nil { // a test's node may have none
+			sh.SetDefaultAckLevel(AckLevelOf(cfg.StreamDefaultAckLevel))
+		}
+	}
 	s.lost = make([]chan struct{}, node.NumShards())
 	for i := range s.lost {
 		s.lost[i] = make(chan struct{})

@@ -28,26 +28,33 @@ var (
 // explicit ID is taken as given. The result must be greater than LastID.
 // nowMs is the replicated command's time: the stream reads no clock.
 func (s *Stream) NextID(spec IDSpec, nowMs int64) (ID, error) {
+	return NextIDAfter(s.lastID, spec, nowMs)
+}
+
+// NextIDAfter is NextID for a stream whose last ID is last (a proposer that
+// assigns IDs before the log entry is applied projects the stream's last ID
+// and asks what the FSM will give).
+func NextIDAfter(last ID, spec IDSpec, nowMs int64) (ID, error) {
 	if !spec.Auto && !spec.AutoSeq && spec.ID.IsZero() {
 		return ID{}, ErrIDZero
 	}
 	// xaddCommand refuses before anything else once the last ID is the
 	// maximum, whatever ID was asked for.
-	if s.lastID == MaxID {
+	if last == MaxID {
 		return ID{}, ErrStreamExhausted
 	}
 	var id ID
 	switch {
 	case spec.Auto:
-		if nowMs > 0 && uint64(nowMs) > s.lastID.Ms {
+		if nowMs > 0 && uint64(nowMs) > last.Ms {
 			id = ID{Ms: uint64(nowMs)}
 		} else {
-			id, _ = s.lastID.Next()
+			id, _ = last.Next()
 		}
 	case spec.AutoSeq:
-		if spec.ID.Ms == s.lastID.Ms {
-			next, ok := s.lastID.Next()
-			if !ok || next.Ms != s.lastID.Ms {
+		if spec.ID.Ms == last.Ms {
+			next, ok := last.Next()
+			if !ok || next.Ms != last.Ms {
 				// The sequence would overflow into the next millisecond.
 				return ID{}, ErrIDTooSmall
 			}
@@ -58,7 +65,7 @@ func (s *Stream) NextID(spec IDSpec, nowMs int64) (ID, error) {
 	default:
 		id = spec.ID
 	}
-	if !s.lastID.Less(id) {
+	if !last.Less(id) {
 		return ID{}, ErrIDTooSmall
 	}
 	return id, nil

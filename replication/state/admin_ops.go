@@ -43,7 +43,7 @@ func (ks *Keyspace) copyKey(c wire.Copy, nowMs int64) (any, error) {
 		}
 		dst.remove(c.Dst)
 	}
-	dst.add(c.Dst, &Object{Stream: o.Stream.Clone(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone(), Ret: o.Ret.clone()})
+	dst.add(c.Dst, &Object{Stream: o.Stream.Clone(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone(), Ret: o.Ret.clone(), AckLevel: o.AckLevel})
 	if deadline, ok := ks.db(c.DB).expires[c.Src]; ok {
 		dst.expires[c.Dst] = deadline
 	}

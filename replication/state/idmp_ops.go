@@ -63,6 +63,15 @@ func (ks *Keyspace) xcfgset(c wire.XCfgSet, nowMs int64) (any, error) {
 		return nil, ErrNoSuchKey
 	}
 	o.setRetention(c.Ret, nowMs)
+	if c.AckLevel != wire.AckDefault {
+		o.AckLevel = c.AckLevel
+	}
+	if c.Duration == 0 && c.MaxSize == 0 {
+		// ACKLEVEL or retention options alone leave the IDMP settings as
+		// they are (expired iids still go, as on every XCFGSET).
+		o.IDMP.expire(nowMs)
+		return nil, nil
+	}
 	d, s := o.IDMP.settings()
 	nd, ns := d, s
 	if c.Duration != 0 {

@@ -411,3 +411,41 @@ func TestIDMPDumpPayloadGolden(t *testing.T) {
 		t.Errorf("DUMP payload with IDMP changed (the record layout is frozen):\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestXCfgSetAckLevel: ACKLEVEL is stored per stream (alone it leaves the
+// IDMP state as it is), shown by XINFO STREAM, kept by COPY, and its
+// snapshot record (tag 16) round-trips; a stream without it snapshots
+// without the record.
+func TestXCfgSetAckLevel(t *testing.T) {
+	ks := New()
+	if _, err := ks.Apply(wire.XCfgSet{Base: base("s"), AckLevel: wire.AckLeader}, 1000); err == nil || err.Error() != "ERR no such key" {
+		t.Fatalf("missing key: %v", err)
+	}
+	mustApply(t, ks, wire.XAdd{Base: base("s"), ID: streams.IDSpec{Auto: true}, Fields: [][]byte{[]byte("f"), []byte("v")},
+		Trim: wire.Trim{Limit: -1}, IDMP: wire.IDMP{PID: "p", IID: "i"}}, 1000)
+	before := snap(t, ks)
+	mustApply(t, ks, wire.XCfgSet{Base: base("s"), AckLevel: wire.AckLeader}, 1001)
+	info, err := ks.Query(wire.XInfoStream{Base: base("s")}, 1001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si := info.(StreamInfo)
+	if si.AckLevel != wire.AckLeader || si.IDMP.IidsTracked != 1 {
+		t.Fatalf("acklevel %v, iids tracked %d (ACKLEVEL alone must keep them)", si.AckLevel, si.IDMP.IidsTracked)
+	}
+	if at := ks.AckTarget(0, "s", 1001); !at.Exists || at.Level != wire.AckLeader || at.LastID != (streams.ID{Ms: 1000}) || at.Volatile {
+		t.Fatalf("AckTarget %+v", at)
+	}
+	after := snap(t, ks)
+	if bytes.Equal(after, before) {
+		t.Fatal("the ack level is not in the snapshot")
+	}
+	ks2 := restoreSnap(t, after)
+	if at := ks2.AckTarget(0, "s", 1001); at.Level != wire.AckLeader {
+		t.Fatalf("restored level %v", at.Level)
+	}
+	mustApply(t, ks, wire.XCfgSet{Base: base("s"), AckLevel: wire.AckQuorum, Duration: 5}, 1002)
+	if at := ks.AckTarget(0, "s", 1002); at.Level != wire.AckQuorum {
+		t.Fatalf("level %v after QUORUM", at.Level)
+	}
+}

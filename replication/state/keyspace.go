@@ -31,6 +31,9 @@ type Object struct {
 	// Ret is the retention and group-expiry state (retention.go); nil =
 	// the defaults.
 	Ret *Retention
+	// AckLevel is XCFGSET's ACKLEVEL (acklevel.go); wire.AckDefault =
+	// never set, the node's stream-default-acklevel applies.
+	AckLevel wire.AckLevel
 }
 
 // database is one logical database: keys and their expiry deadlines

@@ -2,6 +2,7 @@ package state
 
 import (
 	"streamd/groups"
+	"streamd/replication/wire"
 	"streamd/streams"
 )
 
@@ -57,6 +58,9 @@ type StreamHeader struct {
 	// Ret is the retention fields (issue #15); nil for a stream with the
 	// defaults, which XINFO then does not show.
 	Ret *RetentionInfo
+	// AckLevel is the stream's XCFGSET ACKLEVEL (wire.AckDefault: not
+	// set; the server shows its stream-default-acklevel).
+	AckLevel wire.AckLevel
 }
 
 // StreamInfo is XINFO STREAM (not FULL), in Redis 7.2's field order.

@@ -246,6 +246,7 @@ func (sw *snapWriter) key(name string, o *Object, deadline int64, hasDeadline bo
 		sw.groupConfig(g)
 	}
 	sw.idmp(o.IDMP)
+	sw.ackLevel(o.AckLevel)
 	sw.retention(o)
 }
 
@@ -299,7 +300,7 @@ func (ks *Keyspace) Clone() *Keyspace {
 			order:   d.order.Clone(),
 		}
 		for k, o := range d.keys {
-			co := &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone(), Ret: o.Ret.clone()}
+			co := &Object{Stream: o.Stream.CloneForSnapshot(), Groups: o.Groups.Clone(), IDMP: o.IDMP.clone(), Ret: o.Ret.clone(), AckLevel: o.AckLevel}
 			co.mem = keyMemory(k, co) // the copies' capacities differ
 			nd.mem += co.mem
 			nd.keys[k] = co

@@ -302,6 +302,12 @@ func (g *opGen) idmpCommand(db int, key string) wire.Command {
 		return wire.IDMPExpired{DB: db, Names: genKeys}
 	case 0:
 		c := wire.XCfgSet{Base: b}
+		if g.chance(0.4) { // ACKLEVEL (b15ack), alone or with the IDMP options
+			c.AckLevel = wire.AckLevel(1 + g.r.IntN(2))
+			if g.chance(0.5) {
+				return c
+			}
+		}
 		if g.chance(0.6) {
 			c.Duration = int64(1 + g.r.IntN(3))
 		}

@@ -262,6 +262,7 @@ func (sr *snapReader) key(d *database) string {
 		}
 	}
 	sr.readIDMP(name, o)
+	sr.readAckLevel(name, o)
 	sr.readRetention(name, o)
 	if sr.err != nil {
 		return ""

@@ -19,6 +19,7 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 		info := StreamInfo{StreamHeader: streamHeader(s), Groups: int64(o.Groups.Len())}
 		info.IDMP = o.IDMP.info(nowMs)
 		info.Ret = retentionInfo(o, nowMs)
+		info.AckLevel = o.AckLevel
 		if e, ok := s.First(); ok {
 			info.FirstEntry = &e
 		}
@@ -41,6 +42,7 @@ func (ks *Keyspace) xinfoStream(q wire.XInfoStream, nowMs int64) (any, error) {
 	}
 	full.IDMP = o.IDMP.info(nowMs)
 	full.Ret = retentionInfo(o, nowMs)
+	full.AckLevel = o.AckLevel
 	s.Ascend(streams.MinID, func(e streams.Entry) bool {
 		full.Entries = append(full.Entries, e)
 		return limit == 0 || len(full.Entries) < limit

@@ -93,6 +93,11 @@ func goldenEntries() []struct {
 			Entry{NowMs: 1700000005000, Cmds: idmpCommandSamples()}},
 		{"retention_ops", "XCFGSET MAXLEN, MAXAGE, NONE, RETENTION-POLICY, GROUP-IDLE-EXPIRE (each, all with IDMP); a retention sweep; a group expiry",
 			Entry{NowMs: 1700000006000, Cmds: retentionCommandSamples()}},
+		{"acklevel_ops", "XCFGSET ACKLEVEL LEADER alone, QUORUM with both IDMP options",
+			Entry{NowMs: 1700000006000, Cmds: []Command{
+				XCfgSet{Base: Base{DB: 3, Key: "orders"}, AckLevel: AckLeader},
+				XCfgSet{Base: key, Duration: 60, MaxSize: 3, AckLevel: AckQuorum},
+			}}},
 	}
 }
 

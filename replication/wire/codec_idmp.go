@@ -7,13 +7,16 @@ package wire
 func appendIDMPOp(dst []byte, op Op) []byte {
 	switch o := op.(type) {
 	case XCfgSet:
-		dst = append(dst, byte(opXCfgSet), bit(o.Duration != 0, 1)|bit(o.MaxSize != 0, 2)|o.Ret.flags())
+		dst = append(dst, byte(opXCfgSet), bit(o.Duration != 0, 1)|bit(o.MaxSize != 0, 2)|bit(o.AckLevel != AckDefault, 4)|o.Ret.flags())
 		dst = appendBase(dst, o.Base)
 		if o.Duration != 0 {
 			dst = appendVarint(dst, o.Duration)
 		}
 		if o.MaxSize != 0 {
 			dst = appendVarint(dst, o.MaxSize)
+		}
+		if o.AckLevel != AckDefault {
+			dst = append(dst, byte(o.AckLevel))
 		}
 		dst = appendRetention(dst, o.Ret)
 	case XIDMPRecord:
@@ -34,7 +37,7 @@ func appendIDMPOp(dst []byte, op Op) []byte {
 func (r *reader) idmpOp(code opCode) Op {
 	switch code {
 	case opXCfgSet:
-		f := r.flags(3 | cfgRetention)
+		f := r.flags(7 | cfgRetention)
 		o := XCfgSet{Base: r.base()}
 		if f&1 != 0 {
 			if o.Duration = r.varint(); o.Duration == 0 && r.err == nil {
@@ -44,6 +47,11 @@ func (r *reader) idmpOp(code opCode) Op {
 		if f&2 != 0 {
 			if o.MaxSize = r.varint(); o.MaxSize == 0 && r.err == nil {
 				r.malformed("MaxSize 0 marked present")
+			}
+		}
+		if f&4 != 0 {
+			if o.AckLevel = AckLevel(r.byte()); (o.AckLevel != AckQuorum && o.AckLevel != AckLeader) && r.err == nil {
+				r.malformed("ack level %d", o.AckLevel)
 			}
 		}
 		o.Ret = r.retention(f)

@@ -54,7 +54,7 @@ package wire
 //	EngineLevel          Level:v
 //	XDelEx               f{bits 0-1 Mode} Base ids
 //	XAckDel              f{bits 0-1 Mode} Base Group ids
-//	XCfgSet              f{Duration≠0,MaxSize≠0,_,MaxLen,MaxAge,Policy,IdleExpire} Base [Duration:v] [MaxSize:v]
+//	XCfgSet              f{Duration≠0,MaxSize≠0,AckLevel≠0,MaxLen,MaxAge,Policy,IdleExpire} Base [Duration:v] [MaxSize:v] [AckLevel:1]
 //	                     [MaxLen:v] [MaxAge:v] [Policy:byte] [IdleExpire:v]
 //	XIDMPRecord          Base PID IID ID
 //	IDMPExpired          db:v names:strings

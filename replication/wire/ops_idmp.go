@@ -23,15 +23,17 @@ type IDMPDuplicate struct {
 	ID streams.ID
 }
 
-// XCfgSet is XCFGSET key [IDMP-DURATION s] [IDMP-MAXSIZE n]; a zero field
-// was not given (the server checks the ranges, 1-86400 and 1-10000, and
-// that at least one is given). Result: nil (OK).
+// XCfgSet is XCFGSET key [IDMP-DURATION s] [IDMP-MAXSIZE n] [ACKLEVEL
+// QUORUM|LEADER]; a zero field was not given (the server checks the
+// ranges, 1-86400 and 1-10000, and that at least one is given). Result:
+// nil (OK).
 type XCfgSet struct {
 	Base
 	Duration int64 // seconds; 0 = not given
 	MaxSize  int64 // iids per producer; 0 = not given
 	// Ret is the retention options (ops_retention.go).
-	Ret RetentionSet
+	Ret      RetentionSet
+	AckLevel AckLevel // AckDefault = not given (flags bit 2)
 }
 
 // XIDMPRecord is XIDMPRECORD key pid iid stream-id: records the pair for an

@@ -34,6 +34,9 @@ var (
 	descFsyncDuration = prometheus.NewDesc("streamd_fsync_duration_seconds",
 		"Time of each fsync of the shard's log (wal: a segment fsync; bolt: a committing transaction with its fsyncs, and each everysec sync).",
 		shardLabel, nil)
+	descXAddAck = prometheus.NewDesc("streamd_xadd_ack_duration_seconds",
+		"Time from proposing an XADD to answering it, by shard and ack level: quorum (committed on a majority and applied) or leader (ACKLEVEL LEADER: durable in this leader's log).",
+		[]string{"shard", "acklevel"}, nil)
 
 	descStreams = prometheus.NewDesc("streamd_streams",
 		"Stream keys over every database.", nil, nil)
@@ -79,7 +82,7 @@ var raftStates = []string{"leader", "follower", "candidate", "shutdown"}
 func describeExtra(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descRaftState, descRaftIsLeader, descRaftTerm, descRaftCommitIndex, descRaftApplyLag,
-		descRaftVoters, descFsyncDuration,
+		descRaftVoters, descFsyncDuration, descXAddAck,
 		descStreams, descEntries, descGroups, descConsumers, descPending, descMemory,
 		descStreamsOmitted, descMaxStreams,
 		descStreamLength, descStreamAdded, descStreamGroups,
@@ -129,6 +132,19 @@ func collectRaft(ch chan<- prometheus.Metric, sh *replication.Shard, shard strin
 			buckets[b.Seconds()] = fs.Counts[i]
 		}
 		if m, err := prometheus.NewConstHistogram(descFsyncDuration, fs.Count, fs.Sum.Seconds(), buckets, shard); err == nil {
+			ch <- m
+		}
+	}
+	quorum, leader := sh.XAddAckLatency()
+	for _, h := range []struct {
+		level string
+		st    replication.AckLatency
+	}{{"quorum", quorum}, {"leader", leader}} {
+		buckets := make(map[float64]uint64, len(h.st.Buckets))
+		for i, b := range h.st.Buckets {
+			buckets[b.Seconds()] = h.st.Counts[i]
+		}
+		if m, err := prometheus.NewConstHistogram(descXAddAck, h.st.Count, h.st.Sum.Seconds(), buckets, shard, h.level); err == nil {
 			ch <- m
 		}
 	}

@@ -23,6 +23,9 @@ const (
 	ErrCfgDurationTwice = resp.ErrorReply("ERR IDMP-DURATION specified multiple times")
 	ErrCfgMaxSizeTwice  = resp.ErrorReply("ERR IDMP-MAXSIZE specified multiple times")
 	ErrCfgNone          = resp.ErrorReply("ERR At least one parameter must be specified")
+	// ACKLEVEL (issue #15, not Redis): same style as the IDMP options.
+	ErrCfgAckLevel      = resp.ErrorReply("ERR ACKLEVEL must be QUORUM or LEADER")
+	ErrCfgAckLevelTwice = resp.ErrorReply("ERR ACKLEVEL specified multiple times")
 
 	ErrRecordPID = resp.ErrorReply("ERR producer ID must be non-empty")
 	ErrRecordIID = resp.ErrorReply("ERR idempotent ID must be non-empty")
@@ -150,11 +153,20 @@ func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 				return c, ErrCfgMaxSize
 			}
 			c.MaxSize = v
+		case isOpt(opt, "ACKLEVEL"):
+			if c.AckLevel != wire.AckDefault {
+				return c, ErrCfgAckLevelTwice
+			}
+			l, ok := wire.ParseAckLevel(string(args[i+1]))
+			if !ok {
+				return c, ErrCfgAckLevel
+			}
+			c.AckLevel = l
 		default:
 			return c, resp.ErrSyntax
 		}
 	}
-	if c.Duration == 0 && c.MaxSize == 0 && c.Ret.IsZero() {
+	if c.Duration == 0 && c.MaxSize == 0 && c.Ret.IsZero() && c.AckLevel == wire.AckDefault {
 		return c, ErrCfgNone
 	}
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"streamd/replication/state"
+	"streamd/replication/wire"
 	"streamd/server/resp"
 	"streamd/streams"
 )
@@ -53,6 +54,12 @@ func streamHeader(h state.StreamHeader, more int) resp.Map {
 		field("iids-added", resp.Int(h.IDMP.IidsAdded)),
 		field("iids-duplicates", resp.Int(h.IDMP.IidsDuplicates)),
 	)
+	if h.AckLevel != wire.AckDefault {
+		// Issue #15: the stream's ACKLEVEL, shown when set on the stream
+		// or when the node's default is not QUORUM (so a stream with the
+		// defaults answers Redis's reply).
+		m = append(m, field("acklevel", resp.Bulk(h.AckLevel.String())))
+	}
 	return appendRetention(m, h.Ret)
 }
 
@@ -235,16 +242,22 @@ func Consumers(cs []state.ConsumerInfo) resp.Reply {
 }
 
 // StreamInfoResult is XINFO STREAM's Format: the FULL form when full.
-func StreamInfoResult(full bool) func(any, error) resp.Reply {
+func StreamInfoResult(full bool, defaultAck wire.AckLevel) func(any, error) resp.Reply {
 	return func(res any, err error) resp.Reply {
 		if err != nil {
 			return Error(err)
 		}
 		if full {
 			fi, _ := res.(state.StreamFullInfo)
+			if fi.AckLevel == wire.AckDefault && defaultAck != wire.AckQuorum {
+				fi.AckLevel = defaultAck
+			}
 			return StreamFullInfo(fi)
 		}
 		si, _ := res.(state.StreamInfo)
+		if si.AckLevel == wire.AckDefault && defaultAck != wire.AckQuorum {
+			si.AckLevel = defaultAck
+		}
 		return StreamInfo(si)
 	}
 }

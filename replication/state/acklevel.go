@@ -1,0 +1,67 @@
+package state
+
+import (
+	"streamd/replication/wire"
+	"streamd/streams"
+)
+
+// A stream's ACKLEVEL (XCFGSET key ACKLEVEL QUORUM|LEADER). Apply does not
+// depend on it: the proposer reads it (AckTarget) to decide whether an
+// XADD is answered once durable in the leader's log or once committed.
+
+// Snapshot record of a key's ack level (tag 16), written after the key's
+// IDMP record only when the level was set, so a state that never used
+// ACKLEVEL snapshots byte for byte as before.
+//
+//	acklevel      tagAckLevel | byte level (1 quorum, 2 leader)
+const tagAckLevel byte = 16
+
+// ackLevel writes a key's ack level record when set.
+func (sw *snapWriter) ackLevel(l wire.AckLevel) {
+	if l == wire.AckDefault {
+		return
+	}
+	sw.start(tagAckLevel)
+	sw.b = append(sw.b, byte(l))
+	sw.end()
+}
+
+// readAckLevel reads a key's ack level record, if one follows, into o.
+func (sr *snapReader) readAckLevel(key string, o *Object) {
+	if !sr.peekTag(tagAckLevel) {
+		return
+	}
+	sr.tag(tagAckLevel, "acklevel")
+	l := wire.AckLevel(sr.byte())
+	if sr.err == nil && l != wire.AckQuorum && l != wire.AckLeader {
+		sr.badf("key %q: ack level %d", key, l)
+		return
+	}
+	o.AckLevel = l
+}
+
+// AckTarget is what the proposer needs to know about a stream to assign
+// an XADD's ID before the entry is applied (replication's ack tracker).
+type AckTarget struct {
+	// Exists is false when there is no such key (or it has expired at
+	// the time asked).
+	Exists bool
+	// Level is the stream's ACKLEVEL (wire.AckDefault when not set).
+	Level wire.AckLevel
+	// LastID is the stream's last generated ID (0-0 when absent).
+	LastID streams.ID
+	// Volatile is true when the key has an expiry deadline: it may
+	// vanish before the entry is applied.
+	Volatile bool
+}
+
+// AckTarget reports key's ack level, last ID and expiry at nowMs without
+// changing anything (the caller holds the state's read lock).
+func (ks *Keyspace) AckTarget(db int, key string, nowMs int64) AckTarget {
+	o := ks.lookupRead(db, key, nowMs)
+	if o == nil {
+		return AckTarget{}
+	}
+	_, volatile := ks.db(db).expires[key]
+	return AckTarget{Exists: true, Level: o.AckLevel, LastID: o.Stream.LastID(), Volatile: volatile}
+}
