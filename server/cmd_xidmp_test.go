@@ -224,9 +224,9 @@ func TestXINFOSTREAMIDMPFields(t *testing.T) {
 		do(t, c, "XADD", key, "1-1", "f", "v")
 		for _, full := range []bool{false, true} {
 			args := []string{"XINFO", "STREAM", key}
-			wantPairs := 17
+			wantPairs := 16
 			if full {
-				args, wantPairs = append(args, "FULL"), 16
+				args, wantPairs = append(args, "FULL"), 15
 			}
 			v := do(t, c, args...)
 			wantKind := byte('*')

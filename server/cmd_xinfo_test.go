@@ -148,9 +148,9 @@ func TestStreamCmdXINFOStreamFormat(t *testing.T) {
 		RecordedFirstEntryID: streams.ID{Ms: 1, Seq: 1},
 		IDMP:                 state.IDMPInfo{Duration: 100, MaxSize: 50, PidsTracked: 2, IidsTracked: 3, IidsAdded: 9, IidsDuplicates: 4}},
 		FirstEntry: entry, LastEntry: last}
-	want2 := crlf("*34|$6|length|:3|$15|radix-tree-keys|:1|$16|radix-tree-nodes|:2|$17|last-generated-id|$3|5-0|" +
+	want2 := crlf("*32|$6|length|:3|$15|radix-tree-keys|:1|$16|radix-tree-nodes|:2|$17|last-generated-id|$3|5-0|" +
 		"$20|max-deleted-entry-id|$3|4-0|$13|entries-added|:7|$23|recorded-first-entry-id|$3|1-1|" +
-		"$13|idmp-duration|:100|$12|idmp-maxsize|:50|$12|pids-tracked|:2|$12|iids-tracked|:3|$10|iids-added|:9|$15|iids-duplicates|:4|$8|acklevel|$6|quorum|$6|groups|:0|" +
+		"$13|idmp-duration|:100|$12|idmp-maxsize|:50|$12|pids-tracked|:2|$12|iids-tracked|:3|$10|iids-added|:9|$15|iids-duplicates|:4|$6|groups|:0|" +
 		"$11|first-entry|*2|$3|1-1|*2|$1|f|$1|v|$10|last-entry|*2|$3|3-1|*2|$1|f|$1|v|")
 	p := mustPlan(t, "XINFO STREAM s")
 	if got := render(p.Format(si, nil), 2); got != want2 {
@@ -158,9 +158,9 @@ func TestStreamCmdXINFOStreamFormat(t *testing.T) {
 	}
 	empty := state.StreamInfo{StreamHeader: state.StreamHeader{RadixTreeNodes: 1,
 		IDMP: state.IDMPInfo{Duration: 100, MaxSize: 100}}, Groups: 1}
-	want3 := crlf("%17|$6|length|:0|$15|radix-tree-keys|:0|$16|radix-tree-nodes|:1|$17|last-generated-id|$3|0-0|" +
+	want3 := crlf("%16|$6|length|:0|$15|radix-tree-keys|:0|$16|radix-tree-nodes|:1|$17|last-generated-id|$3|0-0|" +
 		"$20|max-deleted-entry-id|$3|0-0|$13|entries-added|:0|$23|recorded-first-entry-id|$3|0-0|" +
-		"$13|idmp-duration|:100|$12|idmp-maxsize|:100|$12|pids-tracked|:0|$12|iids-tracked|:0|$10|iids-added|:0|$15|iids-duplicates|:0|$8|acklevel|$6|quorum|$6|groups|:1|" +
+		"$13|idmp-duration|:100|$12|idmp-maxsize|:100|$12|pids-tracked|:0|$12|iids-tracked|:0|$10|iids-added|:0|$15|iids-duplicates|:0|$6|groups|:1|" +
 		"$11|first-entry|_|$10|last-entry|_|")
 	if got := render(p.Format(empty, nil), 3); got != want3 {
 		t.Errorf("RESP3 empty\n got %q\nwant %q", got, want3)
@@ -186,9 +186,9 @@ func TestStreamCmdXINFOFullFormat(t *testing.T) {
 			{Name: "g4", LastDeliveredID: streams.ID{Ms: 5}, EntriesRead: &er, Lag: &lag},
 		},
 	}
-	want := crlf("%16|$6|length|:1|$15|radix-tree-keys|:1|$16|radix-tree-nodes|:2|$17|last-generated-id|$3|1-1|" +
+	want := crlf("%15|$6|length|:1|$15|radix-tree-keys|:1|$16|radix-tree-nodes|:2|$17|last-generated-id|$3|1-1|" +
 		"$20|max-deleted-entry-id|$3|0-0|$13|entries-added|:1|$23|recorded-first-entry-id|$3|1-1|" +
-		"$13|idmp-duration|:100|$12|idmp-maxsize|:100|$12|pids-tracked|:0|$12|iids-tracked|:0|$10|iids-added|:0|$15|iids-duplicates|:0|$8|acklevel|$6|quorum|" +
+		"$13|idmp-duration|:100|$12|idmp-maxsize|:100|$12|pids-tracked|:0|$12|iids-tracked|:0|$10|iids-added|:0|$15|iids-duplicates|:0|" +
 		"$7|entries|*1|*2|$3|1-1|*2|$1|f|$1|v|" +
 		"$6|groups|*2|" +
 		"%8|$4|name|$1|g|$17|last-delivered-id|$3|0-0|$12|entries-read|_|$3|lag|_|$9|pel-count|:1|$12|nacked-count|:0|" +
@@ -203,7 +203,7 @@ func TestStreamCmdXINFOFullFormat(t *testing.T) {
 	}
 	// RESP2 flattens every map into an array of twice its length.
 	got2 := render(p.Format(fi, nil), 2)
-	if !strings.HasPrefix(got2, "*32\r\n") || !strings.Contains(got2, "*16\r\n$4\r\nname\r\n$1\r\ng\r\n") ||
+	if !strings.HasPrefix(got2, "*30\r\n") || !strings.Contains(got2, "*16\r\n$4\r\nname\r\n$1\r\ng\r\n") ||
 		!strings.Contains(got2, "*10\r\n$4\r\nname\r\n$1\r\nc\r\n") {
 		t.Errorf("RESP2 %q", got2)
 	}

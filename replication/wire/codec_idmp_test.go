@@ -46,7 +46,7 @@ func TestIDMPDecodeErrors(t *testing.T) {
 		{"xadd unknown flag", []byte{byte(opXAdd), 0x22, 0, 0, 0, 0}, "unknown flag bits 0x20"},
 		{"xcfgset duration 0", []byte{byte(opXCfgSet), 1, 0, 0, 0}, "Duration 0 marked present"},
 		{"xcfgset maxsize 0", []byte{byte(opXCfgSet), 2, 0, 0, 0}, "MaxSize 0 marked present"},
-		{"xcfgset unknown flag", []byte{byte(opXCfgSet), 8, 0, 0}, "unknown flag bits 0x08"},
+		{"xcfgset unknown flag", []byte{byte(opXCfgSet), 0x80, 0, 0}, "unknown flag bits 0x80"},
 		{"xcfgset ack level 0", []byte{byte(opXCfgSet), 4, 0, 0, 0}, "ack level 0"},
 		{"xcfgset ack level 3", []byte{byte(opXCfgSet), 4, 0, 0, 3}, "ack level 3"},
 	}
