@@ -72,6 +72,7 @@ type ackTracker struct {
 	wantBarrier bool // a LEADER XADD found ready unset (plan issues the barrier)
 	keys        map[dbKey]*keyTrack
 	global      int // keyless writes in flight
+	configs     int // XGROUP CONFIGs in flight (mayDeadLetter)
 
 	// defaultLevel is stream-default-acklevel (wire.AckLevel).
 	defaultLevel atomic.Int32
@@ -88,6 +89,7 @@ type ackBatch struct {
 	keys     []dbKey // one per other write counted
 	assigned []dbKey // one per assigned XADD
 	global   int
+	configs  int
 	early    *earlyBatch // nil: nothing assigned
 }
 
@@ -134,6 +136,44 @@ func globalWrite(cmd wire.Command) bool {
 		return true
 	}
 	return len(cmd.Keys()) == 0
+}
+
+// mayDeadLetter reports whether cmd is a read or claim on a consumer group
+// with a dead-letter stream (XGROUP CONFIG DEADLETTER): applying it may
+// append to that stream, which cmd does not name, so it counts as a global
+// write. While an XGROUP CONFIG is in flight every such command counts (it
+// may be applied after the CONFIG gave its group a dead-letter stream).
+// locked tracks the state's read lock as in assign. t.mu held.
+func (t *ackTracker) mayDeadLetter(s *Shard, cmd wire.Command, now int64, locked *bool) bool {
+	var db int
+	var group string
+	var keys []string
+	switch c := cmd.(type) {
+	case wire.XReadGroup:
+		db, group = c.DB, c.Group
+		for _, rs := range c.Streams {
+			keys = append(keys, rs.Key)
+		}
+	case wire.XClaim:
+		db, group, keys = c.DB, c.Group, []string{c.Key}
+	case wire.XAutoClaim:
+		db, group, keys = c.DB, c.Group, []string{c.Key}
+	default:
+		return false
+	}
+	if t.configs > 0 {
+		return true
+	}
+	if !*locked {
+		s.mu.RLock()
+		*locked = true
+	}
+	for _, k := range keys {
+		if s.ks.DeadLetters(db, k, group, now) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepsLastID returns the keys of cmd whose last ID cmd cannot change, nor
@@ -221,7 +261,11 @@ func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
 				continue
 			}
 		}
-		if globalWrite(p.cmd) {
+		if _, ok := p.cmd.(wire.XGroupConfig); ok {
+			t.configs++
+			ab.configs++
+		}
+		if globalWrite(p.cmd) || t.mayDeadLetter(s, p.cmd, now, &locked) {
 			t.global++
 			ab.global++
 			continue
@@ -355,6 +399,7 @@ func (t *ackTracker) done(ab *ackBatch, failed bool) {
 		t.clearReady()
 	}
 	t.global -= ab.global
+	t.configs -= ab.configs
 	for _, k := range ab.keys {
 		if kt := t.keys[k]; kt != nil {
 			kt.other--

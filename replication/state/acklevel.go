@@ -65,3 +65,16 @@ func (ks *Keyspace) AckTarget(db int, key string, nowMs int64) AckTarget {
 	_, volatile := ks.db(db).expires[key]
 	return AckTarget{Exists: true, Level: o.AckLevel, LastID: o.Stream.LastID(), Volatile: volatile}
 }
+
+// DeadLetters reports whether group of key has a dead-letter stream: a read
+// or claim on that group may append to it, a key the command does not name,
+// so the proposer's ACKLEVEL LEADER projections cannot be trusted while
+// such a command is in flight.
+func (ks *Keyspace) DeadLetters(db int, key, group string, nowMs int64) bool {
+	o := ks.lookupRead(db, key, nowMs)
+	if o == nil {
+		return false
+	}
+	g := o.Groups.Get(group)
+	return g != nil && g.Config.DeadLetterKey != ""
+}
