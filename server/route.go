@@ -143,6 +143,9 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		s.reject(c, cmd, rt.Reply)
 		return nil, true
 	case router.Forward:
+		if s.forwardPipelined(c, cmd, args, rt, pl) {
+			return nil, true // answered when pl drains
+		}
 		pl.drain()
 		return s.forwardRouted(c, cmd, args, rt), true
 	}

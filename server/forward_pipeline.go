@@ -1,0 +1,152 @@
+package server
+
+import (
+	"time"
+
+	"streamd/server/router"
+)
+
+// Pipelined forwarding (issue #16). Requests a client pipelines to a node
+// that does not lead their shard are sent to the leader over the client's
+// upstream without waiting for the replies of those before them, as the
+// client sent them; the replies are read, in request order, when the
+// connection's pipeline drains (which everything else that answers the
+// client does first, so replies keep request order). Requests to several
+// leaders go over one upstream each; each upstream's replies come in the
+// order its requests went, so reading them in request order is reading
+// each upstream in order.
+//
+// What is not pipelined goes the one-at-a-time way (forwardRouted) after a
+// drain: blocking reads, a request whose upstream would first need the
+// client's user, protocol or database mirrored (HELLO, SELECT and AUTH run
+// here, after a drain, so this is the first request after them), and a
+// request whose leader cannot be dialled (that path waits for a new
+// leader). Replies that call for routing again — TRYAGAIN (the leader
+// refused without running it) or a broken upstream under a read — are
+// routed again only once every reply of the pipeline was read, so that no
+// new request goes on an upstream that still has replies to come.
+
+// fwdCall is a request forwarded without its reply read yet.
+type fwdCall struct {
+	cmd   *Command
+	args  [][]byte
+	start time.Time
+	rt    router.Route
+	kind  router.FwdKind
+	// up carries the request; nil when sending failed (rep is set).
+	up *router.Upstream
+	// rep and retry are the request's first answer once known (see
+	// forwardAgain).
+	rep   Reply
+	retry bool
+}
+
+// forwardPipelined forwards a request routed to rt without waiting for its
+// reply, which is written when pl drains; false when it must go the
+// one-at-a-time way (pl is then to be drained).
+func (s *Server) forwardPipelined(c *Client, cmd *Command, args [][]byte, rt router.Route, pl *pipeline) bool {
+	if pl == nil || s.cluster == nil {
+		return false
+	}
+	kind := forwardKind(cmd, args)
+	if kind == router.FwdBlocking {
+		return false
+	}
+	pl.drainLocal() // local writes before it answer first
+	cl := c.fwd()
+	up := pl.inFlight(c, rt.Addr)
+	if up != nil && up.NeedsSetup(cl) {
+		pl.drain()
+		up = nil
+	}
+	call := fwdCall{cmd: cmd, args: args, start: time.Now(), rt: rt, kind: kind}
+	var err error
+	if up != nil {
+		up.SetDeadline(call.start.Add(s.cluster.ForwardTimeout()))
+		err = up.Queue(args)
+	} else {
+		if up, err = s.cluster.Upstream(cl, rt.Addr); err != nil {
+			return false
+		}
+		up.SetDeadline(call.start.Add(s.cluster.ForwardTimeout()))
+		if err = up.Send(cl, args); err == nil {
+			pl.ups = append(pl.ups, up)
+		}
+	}
+	if err != nil {
+		router.Drop(cl, up)
+		call.rep, call.retry = router.BrokenReply(kind), kind == router.FwdRead
+	} else {
+		call.up = up
+	}
+	pl.fwds = append(pl.fwds, call)
+	return true
+}
+
+// inFlight is the client's upstream to addr when requests of this pipeline
+// went on it and it was not dropped since (nil otherwise).
+func (pl *pipeline) inFlight(c *Client, addr string) *router.Upstream {
+	up := c.ups.Get(addr)
+	if up == nil {
+		return nil
+	}
+	for _, u := range pl.ups {
+		if u == up {
+			return up
+		}
+	}
+	return nil
+}
+
+// drainForwards reads the replies of the pipelined forwarded requests in
+// request order, then routes again those that call for it and answers
+// each (as forwardRouted would have). A broken upstream fails its
+// requests whose replies had not come (unknown outcome for a write) and is
+// dropped.
+func (pl *pipeline) drainForwards() {
+	if len(pl.fwds) == 0 {
+		return
+	}
+	s, c := pl.s, pl.c
+	cl := c.fwd()
+	for _, up := range pl.ups {
+		if c.ups.Get(up.Addr()) == up && up.Flush() != nil {
+			router.Drop(cl, up)
+		}
+	}
+	timeout := s.cluster.ForwardTimeout()
+	for i := range pl.fwds {
+		f := &pl.fwds[i]
+		if f.up == nil {
+			continue
+		}
+		if c.ups.Get(f.up.Addr()) != f.up {
+			// Dropped after the request went: its reply is lost.
+			f.rep, f.retry = router.BrokenReply(f.kind), f.kind == router.FwdRead
+			continue
+		}
+		f.up.SetDeadline(time.Now().Add(timeout))
+		rep, err := f.up.ReadResult(nil)
+		if err != nil {
+			router.Drop(cl, f.up)
+			f.rep, f.retry = router.BrokenReply(f.kind), f.kind == router.FwdRead
+			continue
+		}
+		f.rep = router.Relayed(rep)
+	}
+	for _, up := range pl.ups {
+		if c.ups.Get(up.Addr()) == up {
+			up.SetDeadline(time.Time{})
+		}
+	}
+	var pauseEnd time.Time
+	for i := range pl.fwds {
+		f := &pl.fwds[i]
+		r := s.forwardAgain(c, f.cmd, f.args, f.rt, f.kind, f.rep, f.retry, &pauseEnd)
+		s.finish(c, f.cmd, f.args, f.start, r, false)
+	}
+	clear(pl.fwds)
+	pl.fwds = pl.fwds[:0]
+	clear(pl.ups)
+	pl.ups = pl.ups[:0]
+}
