@@ -1,0 +1,262 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"streamd/internal/testutil"
+	"streamd/server/resp"
+)
+
+// pipelineBytes encodes cmds as one pipeline (one write).
+func pipelineBytes(cmds [][]string) []byte {
+	var b []byte
+	for _, c := range cmds {
+		args := make([][]byte, len(c))
+		for i, a := range c {
+			args[i] = []byte(a)
+		}
+		b = resp.AppendCommand(b, args...)
+	}
+	return b
+}
+
+// mixedPipeline is a pipeline on key k of forwarded writes and reads,
+// errors the leader answers, errors answered here (arity), keyless
+// commands run here, SELECT (the upstream's database mirrored mid-pipeline)
+// and a run of writes with reads between them.
+func mixedPipeline(k string) [][]string {
+	cmds := [][]string{
+		{"XADD", k, "1-1", "f", "v"},
+		{"XLEN", k},
+		{"XADD", k, "1-1", "f", "v"}, // the leader's error: ID not greater
+		{"PING"},                     // here
+		{"XADD", k, "2-1", "f", "v"},
+		{"XRANGE", k, "-", "+"},
+		{"XGROUP", "CREATE", k + ":missing", "g", "0"}, // the leader's error
+		{"SELECT", "1"},
+		{"XLEN", k},
+		{"XADD", k, "5-1", "a", "b"},
+		{"SELECT", "0"},
+		{"XLEN", k},
+		{"XADD", k, "not-an-id", "f", "v"}, // the leader's error
+		{"XADD", k},                        // arity: answered here
+		{"XDEL", k, "1-1"},
+		{"ECHO", "hi"},
+		{"XLEN", k},
+	}
+	for i := 10; i < 110; i++ {
+		cmds = append(cmds, []string{"XADD", k, fmt.Sprintf("%d-1", i), "n", fmt.Sprint(i)})
+		if i%10 == 0 {
+			cmds = append(cmds, []string{"XLEN", k}, []string{"XREVRANGE", k, "+", "-", "COUNT", "1"})
+		}
+	}
+	return append(cmds, []string{"XLEN", k}, []string{"XRANGE", k, "-", "+", "COUNT", "3"})
+}
+
+// runPipeline sends cmds to addr in one write and reads every reply.
+func runPipeline(t *testing.T, addr string, cmds [][]string) []Value {
+	t.Helper()
+	c, err := dialRESP(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SendRaw(pipelineBytes(cmds)); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]Value, len(cmds))
+	for i := range cmds {
+		if out[i], err = c.Receive(20 * time.Second); err != nil {
+			t.Fatalf("reply %d (%v): %v", i, cmds[i], err)
+		}
+	}
+	return out
+}
+
+// TestClusterForwardPipelineOrder: a pipeline of mixed reads, writes and
+// errors sent to a follower gets the replies the leader gives the same
+// pipeline, in request order.
+func TestClusterForwardPipelineOrder(t *testing.T) {
+	nodes := startCluster(t, 3, 1, false)
+	f := followersOf(nodes, 0)[0]
+	lead := leaderOf(nodes, 0)
+	viaF := runPipeline(t, f.addr, mixedPipeline("pf"))
+	direct := runPipeline(t, lead.addr, mixedPipeline("pl"))
+	cmds := mixedPipeline("k")
+	for i := range cmds {
+		if !viaF[i].Equal(direct[i]) {
+			t.Errorf("reply %d to %v: via the follower %v, at the leader %v", i, cmds[i], viaF[i], direct[i])
+		}
+	}
+	// A few by hand, so that both agreeing on something wrong fails too.
+	wantEq(t, "first XADD", viaF[0].String(), `"1-1"`)
+	wantEq(t, "XLEN", viaF[1].String(), "(integer) 1")
+	if !strings.HasPrefix(viaF[2].String(), "(error) ERR The ID specified in XADD is equal or smaller") {
+		t.Errorf("XADD 1-1 again: %v", viaF[2])
+	}
+	wantEq(t, "PING", viaF[3].String(), "+PONG")
+	wantEq(t, "XLEN in db 1", viaF[8].String(), "(integer) 0")
+	wantEq(t, "XADD in db 1", viaF[9].String(), `"5-1"`)
+	wantEq(t, "XLEN back in db 0", viaF[11].String(), "(integer) 2")
+	if !strings.HasPrefix(viaF[13].String(), "(error) ERR wrong number of arguments") {
+		t.Errorf("XADD k: %v", viaF[13])
+	}
+	wantEq(t, "ECHO", viaF[15].String(), `"hi"`)
+	wantEq(t, "last XLEN", viaF[len(viaF)-2].String(), "(integer) 101")
+}
+
+// TestClusterForwardPipelineLeaderChange: a follower's client pipelines
+// XADDs while the shard's leadership moves twice (to the other follower,
+// then to the client's node). Every request gets one reply, in order: its
+// own ID, or an error saying it was not run or its outcome is unknown;
+// every acknowledged entry is in the stream afterwards.
+func TestClusterForwardPipelineLeaderChange(t *testing.T) {
+	nodes := startCluster(t, 3, 1, false)
+	fs := followersOf(nodes, 0)
+	f, other := fs[0], fs[1]
+	lead := leaderOf(nodes, 0)
+	c, err := dialRESP(f.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	const chunk, maxTotal = 50, 200000
+	var mu sync.Mutex
+	var replies []Value
+	progress := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(replies)
+	}
+	// At most 4 chunks in flight, so that requests are always on their way
+	// when the leadership moves: a token per request sent, back per reply.
+	tokens := make(chan struct{}, 4*chunk)
+	stop := make(chan struct{})
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			v, err := c.Receive(30 * time.Second)
+			if err != nil {
+				readErr <- fmt.Errorf("reply %d: %v", progress(), err)
+				return
+			}
+			if v.Kind == '+' && v.Str == "PONG" { // the sender's last request
+				readErr <- nil
+				return
+			}
+			<-tokens
+			mu.Lock()
+			replies = append(replies, v)
+			mu.Unlock()
+		}
+	}()
+	sendErr := make(chan error, 1)
+	go func() {
+		for start := 1; start <= maxTotal; start += chunk {
+			select {
+			case <-stop:
+				sendErr <- c.Send("PING")
+				return
+			default:
+			}
+			var cmds [][]string
+			for i := start; i < start+chunk; i++ {
+				tokens <- struct{}{}
+				cmds = append(cmds, []string{"XADD", "s", fmt.Sprintf("%d-1", i), "f", "v"})
+			}
+			if err := c.SendRaw(pipelineBytes(cmds)); err != nil {
+				sendErr <- err
+				return
+			}
+		}
+		sendErr <- c.Send("PING")
+	}()
+	// waitMore waits for n more replies than there are now.
+	waitMore := func(n int) {
+		want := progress() + n
+		testutil.Eventually(t, 30*time.Second, time.Millisecond, func() error {
+			if g := progress(); g < want {
+				return fmt.Errorf("%d replies of %d", g, want)
+			}
+			return nil
+		})
+	}
+	waitMore(500)
+	must(t, "transfer to the other follower", lead.node.TransferLeader(0, other.id))
+	waitMore(500)
+	testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if !other.node.Shard(0).IsLeader() {
+			return fmt.Errorf("%s does not lead yet", other.id)
+		}
+		return other.node.TransferLeader(0, f.id)
+	})
+	waitMore(500)
+	close(stop)
+	must(t, "send", <-sendErr)
+	must(t, "read", <-readErr)
+	total := len(replies)
+
+	acked := 0
+	var ids []string
+	errs := map[string]int{}
+	for i, v := range replies {
+		want := fmt.Sprintf("%d-1", i+1)
+		switch {
+		case v.Kind == '$' && v.Str == want:
+			acked++
+			ids = append(ids, want)
+		case v.Kind == '-' && (strings.HasPrefix(v.Str, "TRYAGAIN ") || strings.HasPrefix(v.Str, "CLUSTERDOWN ") ||
+			strings.HasPrefix(v.Str, "ERR outcome unknown: ") ||
+			// Refused by the old leader and run again at the new
+			// one after a later request went through.
+			strings.HasPrefix(v.Str, "ERR The ID specified in XADD is equal or smaller")):
+			errs[v.Str]++
+		default:
+			t.Fatalf("reply %d to XADD s %s: %v", i, want, v)
+		}
+	}
+	if acked < total/2 {
+		t.Fatalf("only %d of %d XADDs acknowledged", acked, total)
+	}
+	// Every acknowledged entry is in the stream, read at the leader.
+	var in map[string]bool
+	testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+		var l *cnode
+		for _, cn := range nodes {
+			if cn.node.Shard(0).IsLeader() {
+				l = cn
+			}
+		}
+		if l == nil {
+			return fmt.Errorf("no leader")
+		}
+		r, err := dialRESP(l.addr)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		v, err := r.Do("XRANGE", "s", "-", "+")
+		if err != nil {
+			return err
+		}
+		if v.Kind != '*' {
+			return fmt.Errorf("XRANGE: %v", v)
+		}
+		in = make(map[string]bool, len(v.Elems))
+		for _, e := range v.Elems {
+			in[e.Elems[0].Str] = true
+		}
+		return nil
+	})
+	for _, id := range ids {
+		if !in[id] {
+			t.Fatalf("acknowledged %s is not in the stream", id)
+		}
+	}
+	t.Logf("%d of %d acknowledged, %d in the stream; errors: %v", acked, total, len(in), errs)
+}
