@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"streamd/server/router"
@@ -24,7 +25,10 @@ import (
 // leader). Replies that call for routing again — TRYAGAIN (the leader
 // refused without running it) or a broken upstream under a read — are
 // routed again only once every reply of the pipeline was read, so that no
-// new request goes on an upstream that still has replies to come.
+// new request goes on an upstream that still has replies to come, and
+// only when no later request of the pipeline for the same shard may have
+// run (else the refusal is the answer, as a client of the leader gets it):
+// the pipeline's requests never run out of order.
 
 // fwdCall is a request forwarded without its reply read yet.
 type fwdCall struct {
@@ -39,6 +43,9 @@ type fwdCall struct {
 	// forwardAgain).
 	rep   Reply
 	retry bool
+	// final: rep is the answer, not routed again (a later request of the
+	// same shard may have run).
+	final bool
 }
 
 // forwardPipelined forwards a request routed to rt without waiting for its
@@ -139,10 +146,32 @@ func (pl *pipeline) drainForwards() {
 			up.SetDeadline(time.Time{})
 		}
 	}
+	// A request that was not run is routed again only when no later
+	// request of its shard may have run: running it after one would
+	// reorder the client's pipeline. Otherwise it gets the answer it got
+	// (TRYAGAIN: not run), as a client sending to the leader directly.
+	var ranAfter []int // shards with a request that may have run, from the end
+	for i := len(pl.fwds) - 1; i >= 0; i-- {
+		f := &pl.fwds[i]
+		again := f.retry || router.RefusedUnrun(f.rep)
+		if again && slices.Contains(ranAfter, f.rt.Shard) {
+			f.final = true
+		}
+		if !again && !slices.Contains(ranAfter, f.rt.Shard) {
+			ranAfter = append(ranAfter, f.rt.Shard)
+		}
+	}
 	var pauseEnd time.Time
 	for i := range pl.fwds {
 		f := &pl.fwds[i]
-		r := s.forwardAgain(c, f.cmd, f.args, f.rt, f.kind, f.rep, f.retry, &pauseEnd)
+		r := f.rep
+		if f.final {
+			if f.kind != router.FwdRead {
+				c.lastWr = lastWrite{shard: f.rt.Shard, up: f.rt.Addr, ok: true}
+			}
+		} else {
+			r = s.forwardAgain(c, f.cmd, f.args, f.rt, f.kind, f.rep, f.retry, &pauseEnd)
+		}
 		s.finish(c, f.cmd, f.args, f.start, r, false)
 	}
 	clear(pl.fwds)
