@@ -48,10 +48,15 @@ type fwdCall struct {
 	final bool
 }
 
+// forwardQueued is routeRequest's answer for a request forwarded in a
+// pipeline: its reply is written when the pipeline drains.
+type forwardQueued struct{}
+
 // forwardPipelined forwards a request routed to rt without waiting for its
 // reply, which is written when pl drains; false when it must go the
-// one-at-a-time way (pl is then to be drained).
-func (s *Server) forwardPipelined(c *Client, cmd *Command, args [][]byte, rt router.Route, pl *pipeline) bool {
+// one-at-a-time way (pl is then to be drained). start is when the request
+// started (its commandstats duration runs from it).
+func (s *Server) forwardPipelined(c *Client, cmd *Command, args [][]byte, rt router.Route, pl *pipeline, start time.Time) bool {
 	if pl == nil || s.cluster == nil {
 		return false
 	}
@@ -66,19 +71,23 @@ func (s *Server) forwardPipelined(c *Client, cmd *Command, args [][]byte, rt rou
 		pl.drain()
 		up = nil
 	}
-	call := fwdCall{cmd: cmd, args: args, start: time.Now(), rt: rt, kind: kind}
+	call := fwdCall{cmd: cmd, args: args, start: start, rt: rt, kind: kind}
 	var err error
-	if up != nil {
-		up.SetDeadline(call.start.Add(s.cluster.ForwardTimeout()))
-		err = up.Queue(args)
-	} else {
+	if up == nil {
 		if up, err = s.cluster.Upstream(cl, rt.Addr); err != nil {
 			return false
 		}
-		up.SetDeadline(call.start.Add(s.cluster.ForwardTimeout()))
-		if err = up.Send(cl, args); err == nil {
-			pl.ups = append(pl.ups, up)
+		// One deadline for the sends of this pipeline on it, and one
+		// for the reads when it drains.
+		up.SetDeadline(time.Now().Add(s.cluster.ForwardTimeout()))
+		pl.ups = append(pl.ups, up)
+		if up.NeedsSetup(cl) {
+			err = up.Send(cl, args)
+		} else {
+			err = up.Queue(args)
 		}
+	} else {
+		err = up.Queue(args)
 	}
 	if err != nil {
 		router.Drop(cl, up)
@@ -121,7 +130,12 @@ func (pl *pipeline) drainForwards() {
 			router.Drop(cl, up)
 		}
 	}
-	timeout := s.cluster.ForwardTimeout()
+	readBy := time.Now().Add(s.cluster.ForwardTimeout())
+	for _, up := range pl.ups {
+		if c.ups.Get(up.Addr()) == up {
+			up.SetDeadline(readBy)
+		}
+	}
 	for i := range pl.fwds {
 		f := &pl.fwds[i]
 		if f.up == nil {
@@ -132,7 +146,6 @@ func (pl *pipeline) drainForwards() {
 			f.rep, f.retry = router.BrokenReply(f.kind), f.kind == router.FwdRead
 			continue
 		}
-		f.up.SetDeadline(time.Now().Add(timeout))
 		rep, err := f.up.ReadResult(nil)
 		if err != nil {
 			router.Drop(cl, f.up)
@@ -162,17 +175,22 @@ func (pl *pipeline) drainForwards() {
 		}
 	}
 	var pauseEnd time.Time
+	now := time.Now() // one clock read for the replies read above
 	for i := range pl.fwds {
 		f := &pl.fwds[i]
 		r := f.rep
+		end := now
 		if f.final {
 			if f.kind != router.FwdRead {
 				c.lastWr = lastWrite{shard: f.rt.Shard, up: f.rt.Addr, ok: true}
 			}
-		} else {
+		} else if f.retry || router.RefusedUnrun(f.rep) {
 			r = s.forwardAgain(c, f.cmd, f.args, f.rt, f.kind, f.rep, f.retry, &pauseEnd)
+			end = time.Now()
+		} else if f.kind != router.FwdRead {
+			c.lastWr = lastWrite{shard: f.rt.Shard, up: f.rt.Addr, ok: true}
 		}
-		s.finish(c, f.cmd, f.args, f.start, r, false)
+		s.finishAt(c, f.cmd, f.args, f.start, end, r, false)
 	}
 	clear(pl.fwds)
 	pl.fwds = pl.fwds[:0]
