@@ -13,10 +13,10 @@
 # each); then the measured work — N requests per side, redis-benchmark -c 50
 # XADD s '*' f v — is cut into STEPS steps (default 6) run alternately
 # streamd, redis, streamd, redis…, each starting only once every process of
-# the pair is idle (its CPU time in /proc/PID/stat has not moved for
-# IDLE_MS, default 200 ms). A pair's ratio is the median of its per-step
+# the pair is idle (their CPU time in /proc/PID/stat moved by at most one
+# tick in IDLE_MS, default 200 ms). A pair's ratio is the median of its per-step
 # ratios (streamd step k / redis step k); the ratio printed is the median
-# over the pairs, and so are the requests/s.
+# over the pairs (the requests/s columns: medians over all steps).
 #
 #   P1  durable, -P 1, N=90k: streamd default (fsync before each reply)
 #       vs redis --appendonly yes --appendfsync always          needed ≥ 1.0
@@ -58,6 +58,7 @@ PORT_LAST=17959
 . bench/lib.sh
 
 go build -o "$TMP/streamd" ./cmd/streamd
+mkdir -p "$TMP/pair"
 
 # ---- processes ----
 
@@ -93,6 +94,7 @@ stop_pair() {
 	for p in "${procs[@]}"; do wait "$p" 2>/dev/null || true; done
 	procs=()
 	rm -rf "$TMP/pair"
+	mkdir -p "$TMP/pair"
 }
 
 # cpu_ticks: the summed user+system CPU ticks of the pair's processes.
@@ -107,22 +109,27 @@ cpu_ticks() {
 	echo "$sum"
 }
 
-# wait_idle: until the pair's CPU time has not moved for IDLE_MS (polled
-# every 50 ms; gives up after 20 s and says so).
+# wait_idle: until the pair's processes used at most one clock tick of CPU
+# (10 ms) in IDLE_MS, all together (raft heartbeats keep an idle cluster
+# from standing quite still); gives up after 20 s and says so.
 wait_idle() {
-	local last cur still=0 need=$(((IDLE_MS + 49) / 50)) i
-	last=$(cpu_ticks)
-	for i in $(seq 400); do
-		sleep 0.05
-		cur=$(cpu_ticks)
-		if [[ $cur == "$last" ]]; then
-			((++still >= need)) && return 0
-		else
-			still=0
-			last=$cur
-		fi
+	local a b i
+	for i in $(seq $((20000 / IDLE_MS))); do
+		a=$(cpu_ticks)
+		sleep "$(awk -v ms="$IDLE_MS" 'BEGIN { print ms / 1000 }')"
+		b=$(cpu_ticks)
+		((b - a <= 1)) && return 0
 	done
 	echo "   (the servers never went idle for ${IDLE_MS} ms; measuring anyway)" >&2
+}
+
+# up PORT LOG: wait_ping, showing the end of LOG if the server never
+# answers.
+up() {
+	(wait_ping "$1") || {
+		tail -20 "$2" >&2
+		exit 1
+	}
 }
 
 # wait_cluster PORT: poll CLUSTER INFO until cluster_state:ok.
@@ -147,14 +154,14 @@ start_cluster() {
 		rp[i]=$port
 	done
 	start_streamd "$TMP/pair/n1" "${cp[1]}" --node-id n1 --raft-addr "127.0.0.1:${rp[1]}" --bootstrap
-	wait_ping "${cp[1]}"
+	up "${cp[1]}" "$TMP/pair/n1.log"
 	wait_cluster "${cp[1]}"
 	for i in 2 3; do
 		start_streamd "$TMP/pair/n$i" "${cp[i]}" --node-id "n$i" --raft-addr "127.0.0.1:${rp[i]}" \
 			--join "127.0.0.1:${cp[1]}"
 	done
 	for i in 1 2 3; do
-		wait_ping "${cp[i]}"
+		up "${cp[i]}" "$TMP/pair/n$i.log"
 		wait_cluster "${cp[i]}"
 	done
 	for _ in $(seq 600); do
@@ -251,8 +258,8 @@ single() {
 	# shellcheck disable=SC2086
 	side_a "$TMP/pair/a" "$pa" "$persist" $aflags
 	start_redis "$TMP/pair/b" "$pb" "$persist"
-	wait_ping "$pa"
-	wait_ping "$pb"
+	up "$pa" "$TMP/pair/a.log"
+	up "$pb" "$TMP/pair/b/redis.log"
 	warm "$pa"
 	warm "$pb"
 	steps "$name" "$pa" "$pb" "$n" "$pipe"
@@ -296,7 +303,7 @@ cluster() {
 a_name=streamd
 [[ $MODE == self ]] && a_name=redis#2
 echo "== bench/writepath.sh: $a_name vs redis, $PAIRS pairs x $STEPS alternating steps, -c $CLIENTS XADD s '*' f v"
-echo "   N per side: P1 $N_P1, P2-P4/FW $N_BIG; idle check ${IDLE_MS} ms; MODE=$MODE"
+echo "   N per side: P1 $N_P1, P2-P4/FW $N_BIG; idle check: at most 1 CPU tick in ${IDLE_MS} ms; MODE=$MODE"
 for pair in $(seq "$PAIRS"); do
 	if [[ " $ONLY " == *" P1 "* || " $ONLY " == *" LAT "* ]]; then single P1 1 "$N_P1" "" always; fi
 	if [[ " $ONLY " == *" P2 "* ]]; then single P2 16 "$N_BIG" "" always; fi
