@@ -48,6 +48,17 @@ func mixedPipeline(k string) [][]string {
 		{"XDEL", k, "1-1"},
 		{"ECHO", "hi"},
 		{"XLEN", k},
+		// A transaction and a blocking read in the middle.
+		{"MULTI"},
+		{"XADD", k, "6-1", "m", "1"},
+		{"XLEN", k},
+		{"EXEC"},
+		{"WATCH", k},
+		{"MULTI"},
+		{"XLEN", k},
+		{"EXEC"},
+		{"XREAD", "BLOCK", "1000", "STREAMS", k, "5-1"},
+		{"XLEN", k},
 	}
 	for i := 10; i < 110; i++ {
 		cmds = append(cmds, []string{"XADD", k, fmt.Sprintf("%d-1", i), "n", fmt.Sprint(i)})
@@ -85,9 +96,12 @@ func TestClusterForwardPipelineOrder(t *testing.T) {
 	nodes := startCluster(t, 3, 1, false)
 	f := followersOf(nodes, 0)[0]
 	lead := leaderOf(nodes, 0)
-	viaF := runPipeline(t, f.addr, mixedPipeline("pf"))
-	direct := runPipeline(t, lead.addr, mixedPipeline("pl"))
 	cmds := mixedPipeline("k")
+	viaF := runPipeline(t, f.addr, cmds)
+	if v := runPipeline(t, lead.addr, [][]string{{"FLUSHALL"}}); v[0].String() != "+OK" {
+		t.Fatalf("FLUSHALL: %v", v[0])
+	}
+	direct := runPipeline(t, lead.addr, cmds)
 	for i := range cmds {
 		if !viaF[i].Equal(direct[i]) {
 			t.Errorf("reply %d to %v: via the follower %v, at the leader %v", i, cmds[i], viaF[i], direct[i])
@@ -107,7 +121,70 @@ func TestClusterForwardPipelineOrder(t *testing.T) {
 		t.Errorf("XADD k: %v", viaF[13])
 	}
 	wantEq(t, "ECHO", viaF[15].String(), `"hi"`)
-	wantEq(t, "last XLEN", viaF[len(viaF)-2].String(), "(integer) 101")
+	wantEq(t, "EXEC", viaF[20].String(), `["6-1", (integer) 2]`)
+	wantEq(t, "EXEC after WATCH", viaF[24].String(), `[(integer) 2]`)
+	wantEq(t, "XREAD BLOCK", viaF[25].String(), `[["k", [["6-1", ["m", "1"]]]]]`)
+	wantEq(t, "last XLEN", viaF[len(viaF)-2].String(), "(integer) 102")
+
+	// The protocol changes mid-pipeline: the upstream mirrors it.
+	proto := runPipeline(t, f.addr, [][]string{{"HELLO", "3"}, {"XINFO", "STREAM", "k"}, {"HELLO", "2"},
+		{"XINFO", "STREAM", "k"}, {"XLEN", "k"}})
+	if proto[1].Kind != '%' || proto[3].Kind != '*' {
+		t.Errorf("XINFO STREAM after HELLO 3: %c, after HELLO 2: %c; want a map, then an array", proto[1].Kind, proto[3].Kind)
+	}
+	wantEq(t, "XLEN after the HELLOs", proto[4].String(), "(integer) 102")
+}
+
+// TestClusterForwardPipelineClientGone: a client that pipelines writes to
+// a follower and closes before the replies leaves no connection behind,
+// and what it sent is applied or not, as for any client gone mid-way.
+func TestClusterForwardPipelineClientGone(t *testing.T) {
+	nodes := startCluster(t, 3, 1, false)
+	f := followersOf(nodes, 0)[0]
+	lead := leaderOf(nodes, 0)
+	for round := range 5 {
+		c, err := dialRESP(f.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cmds [][]string
+		for i := 1; i <= 500; i++ {
+			cmds = append(cmds, []string{"XADD", "s", fmt.Sprintf("%d-%d", round+1, i), "f", "v"})
+		}
+		must(t, "send", c.SendRaw(pipelineBytes(cmds)))
+		c.Close()
+	}
+	testutil.Eventually(t, 10*time.Second, 10*time.Millisecond, func() error {
+		f.srv.mu.Lock()
+		n := len(f.srv.clients) - f.srv.internalClients
+		f.srv.mu.Unlock()
+		if n != 0 {
+			return fmt.Errorf("%d clients still connected to the follower", n)
+		}
+		return nil
+	})
+	// Every XADD that ran ran in order: the stream holds a prefix of each
+	// round's IDs, rounds in order.
+	l, err := dialRESP(lead.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	v, err := l.Do("XRANGE", "s", "-", "+")
+	must(t, "XRANGE", err)
+	next := map[int]int{}
+	for _, e := range v.Elems {
+		var ms, seq int
+		fmt.Sscanf(e.Elems[0].Str, "%d-%d", &ms, &seq)
+		if seq != next[ms]+1 {
+			t.Fatalf("entry %s after %d-%d", e.Elems[0].Str, ms, next[ms])
+		}
+		next[ms] = seq
+	}
+	// The follower still forwards for a new client.
+	viaF := runPipeline(t, f.addr, [][]string{{"XADD", "s", "9-1", "f", "v"}, {"XLEN", "s"}})
+	wantEq(t, "XADD after", viaF[0].String(), `"9-1"`)
+	wantEq(t, "XLEN after", viaF[1].String(), fmt.Sprintf("(integer) %d", len(v.Elems)+1))
 }
 
 // TestClusterForwardPipelineLeaderChange: a follower's client pipelines
