@@ -59,6 +59,18 @@ func mixedPipeline(k string) [][]string {
 		{"EXEC"},
 		{"XREAD", "BLOCK", "1000", "STREAMS", k, "5-1"},
 		{"XLEN", k},
+		// UNWATCH after a WATCH at the leader, behind forwarded writes.
+		{"WATCH", k},
+		{"XADD", k, "7-1", "w", "1"},
+		{"XLEN", k},
+		{"UNWATCH"},
+		{"XLEN", k},
+		{"WATCH", k},
+		{"XADD", k, "7-2", "w", "2"},
+		{"MULTI"},
+		{"XLEN", k},
+		{"DISCARD"},
+		{"XLEN", k},
 	}
 	for i := 10; i < 110; i++ {
 		cmds = append(cmds, []string{"XADD", k, fmt.Sprintf("%d-1", i), "n", fmt.Sprint(i)})
@@ -124,7 +136,11 @@ func TestClusterForwardPipelineOrder(t *testing.T) {
 	wantEq(t, "EXEC", viaF[20].String(), `["6-1", (integer) 2]`)
 	wantEq(t, "EXEC after WATCH", viaF[24].String(), `[(integer) 2]`)
 	wantEq(t, "XREAD BLOCK", viaF[25].String(), `[["k", [["6-1", ["m", "1"]]]]]`)
-	wantEq(t, "last XLEN", viaF[len(viaF)-2].String(), "(integer) 102")
+	wantEq(t, "UNWATCH", viaF[30].String(), "+OK")
+	wantEq(t, "XLEN after UNWATCH", viaF[31].String(), "(integer) 3")
+	wantEq(t, "DISCARD", viaF[36].String(), "+OK")
+	wantEq(t, "XLEN after DISCARD", viaF[37].String(), "(integer) 4")
+	wantEq(t, "last XLEN", viaF[len(viaF)-2].String(), "(integer) 104")
 
 	// The protocol changes mid-pipeline: the upstream mirrors it.
 	proto := runPipeline(t, f.addr, [][]string{{"HELLO", "3"}, {"XINFO", "STREAM", "k"}, {"HELLO", "2"},
@@ -132,7 +148,7 @@ func TestClusterForwardPipelineOrder(t *testing.T) {
 	if proto[1].Kind != '%' || proto[3].Kind != '*' {
 		t.Errorf("XINFO STREAM after HELLO 3: %c, after HELLO 2: %c; want a map, then an array", proto[1].Kind, proto[3].Kind)
 	}
-	wantEq(t, "XLEN after the HELLOs", proto[4].String(), "(integer) 102")
+	wantEq(t, "XLEN after the HELLOs", proto[4].String(), "(integer) 104")
 }
 
 // TestClusterForwardPipelineClientGone: a client that pipelines writes to

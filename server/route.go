@@ -99,6 +99,7 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		// What unwatches here unwatches on the upstream too: DISCARD in
 		// MULTI, UNWATCH outside it (inside, it is queued), RESET.
 		if (cmd.Control == ctlDiscard && c.inMulti()) || (cmd.Control == ctlUnwatch && !c.inMulti()) || cmd.Control == ctlReset {
+			pl.drain() // the UNWATCH goes on an upstream that may have replies to come
 			s.dropRemoteWatch(c)
 		}
 		return nil, false
