@@ -43,6 +43,8 @@ type fwdCall struct {
 	// forwardAgain).
 	rep   Reply
 	retry bool
+	// off and end delimit the reply in the pipeline's reply buffer.
+	off, end int
 	// final: rep is the answer, not routed again (a later request of the
 	// same shard may have run).
 	final bool
@@ -136,6 +138,9 @@ func (pl *pipeline) drainForwards() {
 			up.SetDeadline(readBy)
 		}
 	}
+	// The replies go into one buffer (c.send copies them); off/end mark
+	// each, taken once it stopped growing.
+	buf := pl.repBuf[:0]
 	for i := range pl.fwds {
 		f := &pl.fwds[i]
 		if f.up == nil {
@@ -146,13 +151,25 @@ func (pl *pipeline) drainForwards() {
 			f.rep, f.retry = router.BrokenReply(f.kind), f.kind == router.FwdRead
 			continue
 		}
-		rep, err := f.up.ReadResult(nil)
-		if err != nil {
+		start := len(buf)
+		var err error
+		if buf, err = f.up.AppendResult(buf); err != nil {
+			buf = buf[:start]
 			router.Drop(cl, f.up)
 			f.rep, f.retry = router.BrokenReply(f.kind), f.kind == router.FwdRead
 			continue
 		}
-		f.rep = router.Relayed(rep)
+		f.off, f.end = start, len(buf)
+	}
+	for i := range pl.fwds {
+		if f := &pl.fwds[i]; f.rep == nil {
+			f.rep = router.Relayed(buf[f.off:f.end])
+		}
+	}
+	if cap(buf) <= 64<<10 {
+		pl.repBuf = buf[:0] // reused once the replies below were sent
+	} else {
+		pl.repBuf = nil
 	}
 	for _, up := range pl.ups {
 		if c.ups.Get(up.Addr()) == up {

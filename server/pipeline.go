@@ -45,6 +45,8 @@ type pipeline struct {
 	// requests, never both: adding one kind drains the other first.
 	fwds []fwdCall
 	ups  []*router.Upstream
+	// repBuf holds the forwarded replies read by a drain, reused.
+	repBuf []byte
 }
 
 // pipelineCall is one pending write: its command, when it started, its plan

@@ -215,6 +215,17 @@ func (up *Upstream) Flush() error { return up.w.Flush() }
 // ReadResult reads one reply, skipping RESP3 pushes (an upstream never
 // enables tracking, but a push is never a command's reply).
 func (up *Upstream) ReadResult(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst, err := up.AppendResult(dst)
+	if err != nil {
+		return dst, err
+	}
+	return dst[start:], nil
+}
+
+// AppendResult is ReadResult appending the reply to dst and returning all
+// of dst (several replies read into one buffer).
+func (up *Upstream) AppendResult(dst []byte) ([]byte, error) {
 	for {
 		start := len(dst)
 		var err error
@@ -223,7 +234,7 @@ func (up *Upstream) ReadResult(dst []byte) ([]byte, error) {
 			return dst, err
 		}
 		if dst[start] != '>' {
-			return dst[start:], nil
+			return dst, nil
 		}
 		dst = dst[:start]
 	}
