@@ -79,8 +79,9 @@ func (s *Server) forwardPipelined(c *Client, cmd *Command, args [][]byte, rt rou
 		if up, err = s.cluster.Upstream(cl, rt.Addr); err != nil {
 			return false
 		}
-		// One deadline for the sends of this pipeline on it, and one
-		// for the reads when it drains.
+		// One deadline for the pipeline's requests on it and their
+		// replies (a pipeline drains once no request is waiting, or
+		// at maxPipeline).
 		up.SetDeadline(time.Now().Add(s.cluster.ForwardTimeout()))
 		pl.ups = append(pl.ups, up)
 		if up.NeedsSetup(cl) {
@@ -130,12 +131,6 @@ func (pl *pipeline) drainForwards() {
 	for _, up := range pl.ups {
 		if c.ups.Get(up.Addr()) == up && up.Flush() != nil {
 			router.Drop(cl, up)
-		}
-	}
-	readBy := time.Now().Add(s.cluster.ForwardTimeout())
-	for _, up := range pl.ups {
-		if c.ups.Get(up.Addr()) == up {
-			up.SetDeadline(readBy)
 		}
 	}
 	// The replies go into one buffer (c.send copies them); off/end mark
