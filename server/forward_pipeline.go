@@ -40,7 +40,8 @@ type fwdCall struct {
 	// up carries the request; nil when sending failed (rep is set).
 	up *router.Upstream
 	// rep and retry are the request's first answer once known (see
-	// forwardAgain).
+	// forwardAgain); rep stays nil for a reply that is no error (relayed
+	// from the reply buffer, off:end).
 	rep   Reply
 	retry bool
 	// off and end delimit the reply in the pipeline's reply buffer.
@@ -156,8 +157,10 @@ func (pl *pipeline) drainForwards() {
 		}
 		f.off, f.end = start, len(buf)
 	}
+	// Errors become replies (they are routed again, counted); the rest
+	// is relayed from buf as it is (rep stays nil).
 	for i := range pl.fwds {
-		if f := &pl.fwds[i]; f.rep == nil {
+		if f := &pl.fwds[i]; f.rep == nil && buf[f.off] == '-' {
 			f.rep = router.Relayed(buf[f.off:f.end])
 		}
 	}
@@ -201,6 +204,14 @@ func (pl *pipeline) drainForwards() {
 			end = time.Now()
 		} else if f.kind != router.FwdRead {
 			c.lastWr = lastWrite{shard: f.rt.Shard, up: f.rt.Addr, ok: true}
+		}
+		if r == nil {
+			// Relayed as it came (finishAt for a reply that is no
+			// error, without making it a Reply).
+			s.noteCallDur(f.cmd, end.Sub(f.start), nil)
+			c.replyRaw(buf[f.off:f.end])
+			c.slow = slowNote{}
+			continue
 		}
 		s.finishAt(c, f.cmd, f.args, f.start, end, r, false)
 	}
