@@ -338,4 +338,10 @@ fi
 if [[ $MODE == self ]]; then
 	echo
 	echo "MODE=self: every ratio is Redis against itself; its distance from 1.00 and the pair spread are the noise."
+	for name in P1 P2 P3 P4 FW; do
+		[[ -s $TMP/$name.ratio ]] || continue
+		printf "%s: median %+.1f%%, pairs within %s\n" "$name" \
+			"$(awk -v r="$(median <"$TMP/$name.ratio")" 'BEGIN { print (r - 1) * 100 }')" \
+			"$(awk '{ d = ($1 - 1) * 100; if (d < 0) d = -d; if (d > m) m = d } END { printf "±%.1f%%", m }' "$TMP/$name.ratio")"
+	done
 fi
