@@ -212,31 +212,35 @@ func TestClusterForwardPipelineLeaderChange(t *testing.T) {
 	f, other := fs[0], fs[1]
 	checkPipelinedXADDs(t, nodes, f.addr, func(waitMore func(int)) {
 		waitMore(500)
-		moveLeader(t, nodes, other)
+		moveLeader(t, nodes, 0, other)
 		waitMore(500)
-		moveLeader(t, nodes, f)
+		moveLeader(t, nodes, 0, f)
 		waitMore(500)
 	})
 }
 
-// moveLeader transfers shard 0's leadership to `to`, asking whichever node
+// moveLeader transfers shard's leadership to `to`, asking whichever node
 // leads it until `to` does (a transfer can fail, or an election pick
-// another node, on a busy machine).
-func moveLeader(t *testing.T, nodes []*cnode, to *cnode) {
+// another node, on a busy machine), and until every node sees it.
+func moveLeader(t *testing.T, nodes []*cnode, shard int, to *cnode) {
 	t.Helper()
 	testutil.Eventually(t, 20*time.Second, 10*time.Millisecond, func() error {
-		from := leaderOf(nodes, 0)
+		from := leaderOf(nodes, shard)
 		switch {
-		case from == to:
-			return nil
 		case from.node == nil:
 			return errors.New("no leader")
+		case from != to:
+			if err := from.node.TransferLeader(shard, to.id); err != nil {
+				return fmt.Errorf("transfer shard %d from %s to %s: %v", shard, from.id, to.id, err)
+			}
 		}
-		if err := from.node.TransferLeader(0, to.id); err != nil {
-			return fmt.Errorf("transfer from %s to %s: %v", from.id, to.id, err)
+		if !to.node.Shard(shard).IsLeader() {
+			return fmt.Errorf("%s does not lead shard %d yet", to.id, shard)
 		}
-		if !to.node.Shard(0).IsLeader() {
-			return fmt.Errorf("%s does not lead yet", to.id)
+		for _, cn := range nodes {
+			if id, _ := cn.node.Leader(shard); id != to.id {
+				return fmt.Errorf("%s sees %q leading shard %d", cn.id, id, shard)
+			}
 		}
 		return nil
 	})
@@ -391,4 +395,39 @@ func checkPipelinedXADDs(t *testing.T, nodes []*cnode, addr string, during func(
 		}
 	}
 	t.Logf("%d of %d acknowledged, %d in the stream; errors: %v", acked, total, len(in), errs)
+}
+
+// TestClusterForwardPipelineTwoShards: with two shards led by different
+// nodes, a pipeline alternating between their keys gets its replies in
+// order, both on a node that leads neither (two upstreams in flight) and
+// on a node that leads one (local writes and forwarded ones alternating).
+func TestClusterForwardPipelineTwoShards(t *testing.T) {
+	nodes := startCluster(t, 3, 2, false)
+	moveLeader(t, nodes, 0, nodes[0])
+	moveLeader(t, nodes, 1, nodes[1])
+	keys := keysOfShards(2)
+	for _, at := range []*cnode{nodes[2], nodes[0]} {
+		var cmds [][]string
+		var want []string
+		for i := 1; i <= 60; i++ {
+			k := keys[i%2]
+			id := fmt.Sprintf("%d-1", i)
+			cmds = append(cmds, []string{"XADD", k, id, "at", at.id})
+			want = append(want, `"`+id+`"`)
+			if i%7 == 0 {
+				cmds = append(cmds, []string{"XLEN", k})
+				want = append(want, fmt.Sprintf("(integer) %d", (i+i%2)/2))
+			}
+		}
+		got := runPipeline(t, at.addr, cmds)
+		for i := range cmds {
+			if got[i].String() != want[i] {
+				t.Fatalf("on %s, reply %d to %v: %v, want %s", at.id, i, cmds[i], got[i], want[i])
+			}
+		}
+		// The next node's run starts from empty streams.
+		if v := runPipeline(t, at.addr, [][]string{{"DEL", keys[0]}, {"DEL", keys[1]}}); v[0].Int != 1 || v[1].Int != 1 {
+			t.Fatalf("DEL: %v", v)
+		}
+	}
 }
