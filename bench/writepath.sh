@@ -93,6 +93,7 @@ stop_pair() {
 	for p in "${procs[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${procs[@]}"; do wait "$p" 2>/dev/null || true; done
 	procs=()
+	used=" " # their ports are free again (lib.sh's free_port)
 	rm -rf "$TMP/pair"
 	mkdir -p "$TMP/pair"
 }
