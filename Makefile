@@ -1,7 +1,7 @@
 # streamd build and test entry points. `make test` is what CI (.ci/run) runs.
 GO ?= go
 
-.PHONY: all test build run vet fmt fuzz bench crash bench-durable certs
+.PHONY: all test build run vet fmt fuzz bench crash bench-durable bench-writepath certs
 
 all: vet test
 
@@ -45,11 +45,13 @@ fuzz:
 	$(GO) test ./replication/state -run '^$$' -fuzz '^FuzzRestorePayload$$' -fuzztime $(FUZZTIME)
 
 # Go benchmarks, then streamd against redis-server under redis-benchmark
-# (bench/compare.sh prints requests/s and ratios). Tests never assert speed.
+# (bench/compare.sh prints requests/s and ratios, bench/writepath.sh the
+# write-path ratios P1-P4, via a follower, and latency). Tests never assert
+# speed.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	@if command -v redis-benchmark >/dev/null 2>&1; then bench/compare.sh; \
-	else echo "redis-benchmark not on PATH: skipping bench/compare.sh"; fi
+	@if command -v redis-benchmark >/dev/null 2>&1; then bench/compare.sh && bench/writepath.sh; \
+	else echo "redis-benchmark not on PATH: skipping bench/compare.sh and bench/writepath.sh"; fi
 
 # The SIGKILL crash test on the real binary with many more cycles than the 20
 # of `make test`; the seed is printed (replay: CRASH_SEED=N make crash).
@@ -64,6 +66,12 @@ crash:
 # 10k pending (bench/durable.sh; prints figures, asserts nothing).
 bench-durable:
 	bench/durable.sh
+
+# The write-path ratios of issue #16 alone (bench/writepath.sh: fresh
+# servers per pair, alternating idle-checked steps, medians); PAIRS=1
+# SCALE=10 for a quick look, MODE=self for the method's noise.
+bench-writepath:
+	bench/writepath.sh
 
 # Test certificates for TLS (scripts/gen-certs.sh, as Redis's
 # utils/gen-test-certs.sh): a CA, server (127.0.0.1, ::1, localhost), client

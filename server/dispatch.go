@@ -95,7 +95,11 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 			return
 		}
 	}
-	if r, handled := s.routeRequest(c, cmd, args, pl); handled {
+	if r, handled := s.routeRequest(c, cmd, args, pl, start); handled {
+		if _, queued := r.(forwardQueued); queued {
+			end = start // forwarded; its reply comes when pl drains
+			return
+		}
 		if r != nil {
 			// Forwarded, it shows in the SLOWLOG and MONITOR of the
 			// node where it ran; fanned out, it ran here.
@@ -193,7 +197,11 @@ func (s *Server) afterLocal(c *Client, cmd *Command, args [][]byte, r Reply) Rep
 // command ran on this node (not forwarded): then it is offered to the slow
 // log and, unless it was shown when it started (blocking), to monitors.
 func (s *Server) finish(c *Client, cmd *Command, args [][]byte, start time.Time, r Reply, here bool) time.Time {
-	end := time.Now()
+	return s.finishAt(c, cmd, args, start, time.Now(), r, here)
+}
+
+// finishAt is finish for a command that finished at end.
+func (s *Server) finishAt(c *Client, cmd *Command, args [][]byte, start, end time.Time, r Reply, here bool) time.Time {
 	s.noteCallDur(cmd, end.Sub(start), r)
 	if _, none := r.(noReply); !none {
 		c.send(r)

@@ -150,8 +150,18 @@ func (s *Server) blockingShard(c *Client, args [][]byte) int {
 // once (re-routed: the leader may have moved) when the upstream broke.
 func (s *Server) forwardRouted(c *Client, cmd *Command, args [][]byte, rt router.Route) Reply {
 	kind := forwardKind(cmd, args)
+	r, retry := s.forward(c, rt.Addr, args, kind)
+	return s.forwardAgain(c, cmd, args, rt, kind, r, retry, nil)
+}
+
+// forwardAgain finishes a request forwarded to rt.Addr whose first answer
+// was r (retry: a read whose upstream broke): routed again when it may be,
+// and noted as the client's last write unless it is a read. pauseEnd, when
+// set, is shared by the requests of one forwarded pipeline (see
+// retryPause).
+func (s *Server) forwardAgain(c *Client, cmd *Command, args [][]byte, rt router.Route, kind router.FwdKind,
+	r Reply, retry bool, pauseEnd *time.Time) Reply {
 	addr := rt.Addr
-	r, retry := s.forward(c, addr, args, kind)
 	// A read whose upstream broke, or any request the leader refused
 	// without running it (TRYAGAIN: it no longer leads the shard, or is
 	// handing it over), goes again to wherever the shard is led now. A
@@ -172,7 +182,7 @@ func (s *Server) forwardRouted(c *Client, cmd *Command, args [][]byte, rt router
 			}
 		} else {
 			if !retry {
-				time.Sleep(router.ForwardRetryPause) // let the new leader settle
+				retryPause(attempt, pauseEnd) // let the new leader settle
 			}
 			rt2 = s.router.RouteShard(rt.Shard, rt.Slot, c.internal)
 		}
@@ -192,6 +202,22 @@ func (s *Server) forwardRouted(c *Client, cmd *Command, args [][]byte, rt router
 		c.lastWr = lastWrite{shard: rt.Shard, up: addr, ok: true}
 	}
 	return r
+}
+
+// retryPause is the pause before re-routing a refused request. Alone
+// (shared nil), or refused again after a re-route (attempt > 0), it is
+// ForwardRetryPause. The first refusals of a forwarded pipeline's requests
+// (which all went to the same former leader) share one: each waits until
+// ForwardRetryPause after the first of them, not one pause per request.
+func retryPause(attempt int, shared *time.Time) {
+	if attempt > 0 || shared == nil {
+		time.Sleep(router.ForwardRetryPause)
+		return
+	}
+	if shared.IsZero() {
+		*shared = time.Now().Add(router.ForwardRetryPause)
+	}
+	time.Sleep(time.Until(*shared))
 }
 
 // forwardKind says what a broken upstream means for this request: a

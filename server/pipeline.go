@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"streamd/replication/wire"
+	"streamd/server/router"
 )
 
 // Group commit for pipelines (issue #3). A client that sends several
@@ -38,6 +39,14 @@ type pipeline struct {
 	hub *keyspaceHub
 	// outs is reused between drains.
 	outs []pipelineOut
+	// fwds are the requests forwarded to other nodes' leaders whose
+	// replies are not read yet, and ups the upstreams they went on
+	// (forward_pipeline.go). A pipeline holds local writes or forwarded
+	// requests, never both: adding one kind drains the other first.
+	fwds []fwdCall
+	ups  []*router.Upstream
+	// repBuf holds the forwarded replies read by a drain, reused.
+	repBuf []byte
 }
 
 // pipelineCall is one pending write: its command, when it started, its plan
@@ -77,6 +86,7 @@ func pipelinable(c *Client, cmd *Command) bool {
 
 // add proposes op without waiting and keeps it pending until drain.
 func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, op wire.Command) {
+	pl.drainForwards()
 	if pl.hub == nil {
 		pl.hub = pl.s.hub()
 		pl.hub.writeMu.RLock()
@@ -87,16 +97,26 @@ func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, o
 }
 
 // full reports whether the batch reached maxPipeline and must drain.
-func (pl *pipeline) full() bool { return len(pl.calls) >= maxPipeline }
+func (pl *pipeline) full() bool { return len(pl.calls)+len(pl.fwds) >= maxPipeline }
 
-// drain waits for every pending write in order, marks their WATCHers dirty
+// drain answers every pending request in order: the local writes
+// (drainLocal) or the forwarded requests (drainForwards). It is a no-op on
+// a nil or empty pipeline.
+func (pl *pipeline) drain() {
+	if pl == nil {
+		return
+	}
+	pl.drainLocal()
+	pl.drainForwards()
+}
+
+// drainLocal waits for every pending local write in order, marks their WATCHers dirty
 // while still holding writeMu (settleWrite, as applyOn does), releases it,
 // then finishes each write in request order (afterWrite: wake-ups and
 // invalidations, the client's own after its reply, as Redis) and writes its
 // reply.
-// It is a no-op on a nil or empty pipeline.
-func (pl *pipeline) drain() {
-	if pl == nil || len(pl.calls) == 0 {
+func (pl *pipeline) drainLocal() {
+	if len(pl.calls) == 0 {
 		return
 	}
 	s := pl.s

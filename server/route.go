@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/router"
@@ -81,10 +83,11 @@ func (s *Server) opShard(c *Client, op wire.Op) int {
 // (or redirected), keys across shards refused, keyless commands that span
 // the keyspace fanned out over the shards, and MULTI/EXEC/WATCH kept on one
 // shard. handled reports that the request was dealt with: r is its reply
-// (nil when already answered, as a refusal is); otherwise it runs here as
-// usual. The connection's pipeline is drained before anything is answered
-// here.
-func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeline) (r Reply, handled bool) {
+// (nil when already answered, as a refusal is; forwardQueued when
+// forwarded in a pipeline, answered when it drains); otherwise it runs
+// here as usual. start is when the request started. The connection's
+// pipeline is drained before anything is answered here.
+func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeline, start time.Time) (r Reply, handled bool) {
 	if c.onShard >= 0 {
 		return nil, false // a pinned internal request runs here as is
 	}
@@ -96,6 +99,7 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		// What unwatches here unwatches on the upstream too: DISCARD in
 		// MULTI, UNWATCH outside it (inside, it is queued), RESET.
 		if (cmd.Control == ctlDiscard && c.inMulti()) || (cmd.Control == ctlUnwatch && !c.inMulti()) || cmd.Control == ctlReset {
+			pl.drain() // the UNWATCH goes on an upstream that may have replies to come
 			s.dropRemoteWatch(c)
 		}
 		return nil, false
@@ -143,6 +147,9 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 		s.reject(c, cmd, rt.Reply)
 		return nil, true
 	case router.Forward:
+		if s.forwardPipelined(c, cmd, args, rt, pl, start) {
+			return forwardQueued{}, true
+		}
 		pl.drain()
 		return s.forwardRouted(c, cmd, args, rt), true
 	}

@@ -89,7 +89,7 @@ func (r *Cluster) RouteShard(shard, slot int, internal bool) Route {
 // reply to the client rather than CLUSTERDOWN; "" after the wait means the
 // shard has no leader.
 func (r *Cluster) awaitLeader(shard int) (addr string, local bool) {
-	deadline := time.Now().Add(r.LeaderWait())
+	var deadline time.Time // set when the first look finds no leader to go to
 	for {
 		_, addr = r.Leader(shard)
 		if addr != "" && addr != r.node.RaftAddr() {
@@ -98,7 +98,9 @@ func (r *Cluster) awaitLeader(shard int) (addr string, local bool) {
 		if r.Leads(shard) {
 			return "", true
 		}
-		if time.Now().After(deadline) {
+		if deadline.IsZero() {
+			deadline = time.Now().Add(r.LeaderWait())
+		} else if time.Now().After(deadline) {
 			if addr == r.node.RaftAddr() {
 				addr = "" // elected here but not ready: nobody serves it
 			}

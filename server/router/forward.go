@@ -55,6 +55,10 @@ type Upstreams struct {
 // Has reports whether there is an upstream to addr.
 func (u *Upstreams) Has(addr string) bool { return u.m[addr] != nil }
 
+// Get returns the upstream to addr, nil when there is none (or it was
+// dropped).
+func (u *Upstreams) Get(addr string) *Upstream { return u.m[addr] }
+
 // Close closes every upstream (the client is going away).
 func (u *Upstreams) Close() {
 	for _, up := range u.m {
@@ -73,6 +77,8 @@ type Upstream struct {
 	db    int
 	// user is the ACL user named on the connection ("" before the first).
 	user string
+	// scratch is Queue's encoding buffer, reused.
+	scratch []byte
 }
 
 // Addr is the raft address of the node the upstream goes to.
@@ -183,9 +189,43 @@ func (up *Upstream) Send(cl Client, reqs ...[][]byte) error {
 	return nil
 }
 
+// NeedsSetup reports whether a Send for cl would first name the client's
+// user or mirror its protocol or database (and read those replies): a
+// request pipelined behind replies not read yet (Queue) must not need it.
+func (up *Upstream) NeedsSetup(cl Client) bool {
+	return cl.User() != up.user || cl.Proto() != up.proto || cl.DB() != up.db
+}
+
+// Queue buffers one more request on up without flushing and without any
+// set-up (pipelined forwarding: the caller sent the pipeline's first
+// request with Send and checked NeedsSetup since). The caller then Flushes
+// and reads one reply per request, in order.
+func (up *Upstream) Queue(args [][]byte) error {
+	up.scratch = resp.AppendCommand(up.scratch[:0], args...)
+	_, err := up.w.Write(up.scratch)
+	if cap(up.scratch) > 64<<10 {
+		up.scratch = nil // a big request's buffer is not kept
+	}
+	return err
+}
+
+// Flush sends what Queue buffered.
+func (up *Upstream) Flush() error { return up.w.Flush() }
+
 // ReadResult reads one reply, skipping RESP3 pushes (an upstream never
 // enables tracking, but a push is never a command's reply).
 func (up *Upstream) ReadResult(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst, err := up.AppendResult(dst)
+	if err != nil {
+		return dst, err
+	}
+	return dst[start:], nil
+}
+
+// AppendResult is ReadResult appending the reply to dst and returning all
+// of dst (several replies read into one buffer).
+func (up *Upstream) AppendResult(dst []byte) ([]byte, error) {
 	for {
 		start := len(dst)
 		var err error
@@ -194,7 +234,7 @@ func (up *Upstream) ReadResult(dst []byte) ([]byte, error) {
 			return dst, err
 		}
 		if dst[start] != '>' {
-			return dst[start:], nil
+			return dst, nil
 		}
 		dst = dst[:start]
 	}
