@@ -24,13 +24,8 @@ func idmpSampleOps() []Op {
 	}
 }
 
-func idmpCommandSamples() []Command {
-	var cmds []Command
-	for _, op := range idmpSampleOps() {
-		cmds = append(cmds, op.(Command))
-	}
-	return cmds
-}
+// idmpCommandSamples are the commands of idmpSampleOps.
+func idmpCommandSamples() []Command { return commandsOf(idmpSampleOps()) }
 
 func TestIDMPDecodeErrors(t *testing.T) {
 	checkMalformed(t, []malformedOp{

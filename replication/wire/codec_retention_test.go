@@ -27,13 +27,8 @@ func retentionSampleOps() []Op {
 	}
 }
 
-func retentionCommandSamples() []Command {
-	var cmds []Command
-	for _, op := range retentionSampleOps() {
-		cmds = append(cmds, op.(Command))
-	}
-	return cmds
-}
+// retentionCommandSamples are the commands of retentionSampleOps.
+func retentionCommandSamples() []Command { return commandsOf(retentionSampleOps()) }
 
 func TestRetentionRoundTrip(t *testing.T) {
 	for i, op := range retentionSampleOps() {

@@ -10,6 +10,15 @@ import (
 	"testing"
 )
 
+// commandsOf converts ops, which must all be Commands, to []Command.
+func commandsOf(ops []Op) []Command {
+	var cmds []Command
+	for _, op := range ops {
+		cmds = append(cmds, op.(Command))
+	}
+	return cmds
+}
+
 // sampleEntry puts the Commands of ops into an entry in order, followed by
 // one Exec (in db) of the remaining read-only ops.
 func sampleEntry(nowMs int64, db int, ops []Op) Entry {
