@@ -27,24 +27,17 @@ PORT_FIRST=17960
 PORT_LAST=17979
 . bench/lib.sh
 
-# wait_cluster PORT: poll CLUSTER INFO until cluster_state:ok (up to 2 minutes).
-wait_cluster() {
-	local port=$1 i
-	for i in $(seq 1200); do
-		redis-cli -p "$port" CLUSTER INFO 2>/dev/null | tr -d '\r' | grep -qx 'cluster_state:ok' && return 0
-		sleep 0.1
-	done
-	echo "node on port $port never saw every shard with a leader" >&2
-	exit 1
-}
-
 go build -o "$TMP/streamd" ./cmd/streamd
 
-# start_streamd DIR PORT METRICS-PORT [args...]
+# start_streamd DIR PORT [args...]: with metrics on a free port, kept in
+# METRICS[PORT].
+declare -a METRICS
 start_streamd() {
-	local dir=$1 port=$2 mport=$3
-	shift 3
-	"$TMP/streamd" --port "$port" --dir "$dir" --metrics-addr "127.0.0.1:$mport" "$@" ${STREAMD_ARGS:-} 2>>"$TMP/streamd-$port.log" &
+	local dir=$1 cport=$2
+	shift 2
+	free_port
+	METRICS[cport]=$port
+	"$TMP/streamd" --port "$cport" --dir "$dir" --metrics-addr "127.0.0.1:$port" "$@" ${STREAMD_ARGS:-} 2>>"$dir.log" &
 	pids+=("$!")
 }
 
@@ -58,42 +51,9 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR+1)/2] : (a[
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # The cluster: n1 bootstraps, n2 and n3 join through n1's client port.
-declare -a CP RP MP
-for i in 1 2 3; do
-	free_port
-	CP[$i]=$port
-	free_port
-	RP[$i]=$port
-	free_port
-	MP[$i]=$port
-done
-start_streamd "$TMP/n1" "${CP[1]}" "${MP[1]}" --node-id n1 --raft-addr "127.0.0.1:${RP[1]}" --bootstrap
-wait_ping "${CP[1]}"
-wait_cluster "${CP[1]}"
-for i in 2 3; do
-	start_streamd "$TMP/n$i" "${CP[$i]}" "${MP[$i]}" --node-id "n$i" --raft-addr "127.0.0.1:${RP[$i]}" --join "127.0.0.1:${CP[1]}"
-done
-for i in 1 2 3; do
-	wait_ping "${CP[$i]}"
-	wait_cluster "${CP[$i]}"
-done
-for _ in $(seq 600); do
-	[[ $(redis-cli -p "${CP[1]}" RAFT SHARDS 2>/dev/null | grep -A1 -x voters | tail -1) == 3 ]] && break
-	sleep 0.1
-done
-LP=
-LM=
-for _ in $(seq 600); do
-	for i in 1 2 3; do
-		if redis-cli -p "${CP[$i]}" INFO replication 2>/dev/null | tr -d '\r' | grep -qx 'role:master'; then
-			LP=${CP[$i]}
-			LM=${MP[$i]}
-		fi
-	done
-	[[ -n $LP ]] && break
-	sleep 0.1
-done
-[[ -n $LP ]] || { echo "no leader found" >&2; exit 1; }
+start_cluster "$TMP"
+LP=$LEADER
+LM=${METRICS[LEADER]}
 
 redis-cli -p "$LP" XADD q '*' f v >/dev/null
 redis-cli -p "$LP" XADD l '*' f v >/dev/null
@@ -129,5 +89,5 @@ echo
 echo "answered per level (leader's streamd_xadd_ack_duration_seconds_count):"
 curl -s "http://127.0.0.1:$LM/metrics" | grep '^streamd_xadd_ack_duration_seconds_count' || true
 for i in 1 2 3; do
-	echo "n$i XLEN q: $(redis-cli -p "${CP[$i]}" XLEN q), XLEN l: $(redis-cli -p "${CP[$i]}" XLEN l)"
+	echo "n$i XLEN q: $(redis-cli -p "${CLUSTER_PORTS[i]}" XLEN q), XLEN l: $(redis-cli -p "${CLUSTER_PORTS[i]}" XLEN l)"
 done

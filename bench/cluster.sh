@@ -28,17 +28,6 @@ PORT_FIRST=17860
 PORT_LAST=17879
 . bench/lib.sh
 
-# wait_cluster PORT: poll CLUSTER INFO until cluster_state:ok (up to 2 minutes).
-wait_cluster() {
-	local port=$1 i
-	for i in $(seq 1200); do
-		redis-cli -p "$port" CLUSTER INFO 2>/dev/null | tr -d '\r' | grep -qx 'cluster_state:ok' && return 0
-		sleep 0.1
-	done
-	echo "node on port $port never saw every shard with a leader" >&2
-	exit 1
-}
-
 go build -o "$TMP/streamd" ./cmd/streamd
 
 start_redis() {
@@ -51,7 +40,7 @@ start_redis() {
 start_streamd() {
 	local dir=$1 port=$2
 	shift 2
-	"$TMP/streamd" --port "$port" --dir "$dir" --metrics-addr "" "$@" ${STREAMD_ARGS:-} 2>>"$TMP/streamd-$port.log" &
+	"$TMP/streamd" --port "$port" --dir "$dir" --metrics-addr "" "$@" ${STREAMD_ARGS:-} 2>>"$dir.log" &
 	pids+=("$!")
 }
 
@@ -71,40 +60,8 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR+1)/2] : (a[
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # The cluster: n1 bootstraps, n2 and n3 join through n1's client port.
-declare -a CP RP
-for i in 1 2 3; do
-	free_port
-	CP[$i]=$port
-	free_port
-	RP[$i]=$port
-done
-start_streamd "$TMP/n1" "${CP[1]}" --node-id n1 --raft-addr "127.0.0.1:${RP[1]}" --bootstrap
-wait_ping "${CP[1]}"
-wait_cluster "${CP[1]}"
-for i in 2 3; do
-	start_streamd "$TMP/n$i" "${CP[$i]}" --node-id "n$i" --raft-addr "127.0.0.1:${RP[$i]}" --join "127.0.0.1:${CP[1]}"
-done
-for i in 1 2 3; do
-	wait_ping "${CP[$i]}"
-	wait_cluster "${CP[$i]}"
-done
-# Wait until the leader has both followers as voters.
-for _ in $(seq 600); do
-	[[ $(redis-cli -p "${CP[1]}" RAFT SHARDS 2>/dev/null | grep -A1 -x voters | tail -1) == 3 ]] && break
-	sleep 0.1
-done
-# The leader: the node whose INFO replication says role:master.
-LP=
-for _ in $(seq 600); do
-	for i in 1 2 3; do
-		if redis-cli -p "${CP[$i]}" INFO replication 2>/dev/null | tr -d '\r' | grep -qx 'role:master'; then
-			LP=${CP[$i]}
-		fi
-	done
-	[[ -n $LP ]] && break
-	sleep 0.1
-done
-[[ -n $LP ]] || { echo "no leader found" >&2; exit 1; }
+start_cluster "$TMP"
+LP=$LEADER
 
 free_port
 SP=$port
@@ -153,5 +110,5 @@ done
 
 # Every node holds every acknowledged entry once the followers caught up.
 for i in 1 2 3; do
-	echo "n$i XLEN s: $(redis-cli -p "${CP[$i]}" XLEN s)"
+	echo "n$i XLEN s: $(redis-cli -p "${CLUSTER_PORTS[i]}" XLEN s)"
 done

@@ -124,67 +124,6 @@ wait_idle() {
 	echo "   (the servers never went idle for ${IDLE_MS} ms; measuring anyway)" >&2
 }
 
-# up PORT LOG: wait_ping, showing the end of LOG if the server never
-# answers.
-up() {
-	(wait_ping "$1") || {
-		tail -20 "$2" >&2
-		exit 1
-	}
-}
-
-# wait_cluster PORT: poll CLUSTER INFO until cluster_state:ok.
-wait_cluster() {
-	local port=$1 i
-	for i in $(seq 1200); do
-		redis-cli -p "$port" CLUSTER INFO 2>/dev/null | tr -d '\r' | grep -qx 'cluster_state:ok' && return 0
-		sleep 0.1
-	done
-	echo "node on port $port never saw every shard with a leader" >&2
-	exit 1
-}
-
-# start_cluster: three streamd nodes on loopback (n1 bootstraps, n2 and n3
-# join); sets LEADER and FOLLOWER to client ports.
-start_cluster() {
-	local i cp=() rp=() role
-	for i in 1 2 3; do
-		free_port
-		cp[i]=$port
-		free_port
-		rp[i]=$port
-	done
-	start_streamd "$TMP/pair/n1" "${cp[1]}" --node-id n1 --raft-addr "127.0.0.1:${rp[1]}" --bootstrap
-	up "${cp[1]}" "$TMP/pair/n1.log"
-	wait_cluster "${cp[1]}"
-	for i in 2 3; do
-		start_streamd "$TMP/pair/n$i" "${cp[i]}" --node-id "n$i" --raft-addr "127.0.0.1:${rp[i]}" \
-			--join "127.0.0.1:${cp[1]}"
-	done
-	for i in 1 2 3; do
-		up "${cp[i]}" "$TMP/pair/n$i.log"
-		wait_cluster "${cp[i]}"
-	done
-	for _ in $(seq 600); do
-		[[ $(redis-cli -p "${cp[1]}" RAFT SHARDS 2>/dev/null | grep -A1 -x voters | tail -1) == 3 ]] && break
-		sleep 0.1
-	done
-	LEADER= FOLLOWER=
-	for _ in $(seq 600); do
-		for i in 1 2 3; do
-			role=$(redis-cli -p "${cp[i]}" INFO replication 2>/dev/null | tr -d '\r' | grep '^role:' || true)
-			if [[ $role == role:master ]]; then
-				LEADER=${cp[i]}
-			else
-				FOLLOWER=${cp[i]}
-			fi
-		done
-		[[ -n $LEADER ]] && break
-		sleep 0.1
-	done
-	[[ -n $LEADER && -n $FOLLOWER ]] || { echo "no leader found" >&2; exit 1; }
-}
-
 # ---- measuring ----
 
 # bench PORT N PIPELINE CLIENTS: redis-benchmark's CSV line for XADD:
@@ -283,7 +222,7 @@ cluster() {
 		wait_ping "$LEADER"
 		wait_ping "$FOLLOWER"
 	else
-		start_cluster
+		start_cluster "$TMP/pair"
 	fi
 	free_port
 	pb=$port

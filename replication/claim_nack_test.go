@@ -16,13 +16,9 @@ import (
 func TestClaimNackReplicated(t *testing.T) {
 	c := newTestCluster(t, 3, nil)
 	l := c.leader()
-	must := func(cmd wire.Command) any {
+	must := func(cmd wire.Command) any { // on the current leader
 		t.Helper()
-		res, err := l.shard.Propose(cmd)
-		if err != nil {
-			t.Fatalf("%T: %v", cmd, err)
-		}
-		return res
+		return propose(t, l.shard, cmd)
 	}
 	const key = "cn"
 	b := wire.Base{Key: key}

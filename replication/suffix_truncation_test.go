@@ -1,13 +1,8 @@
 package replication
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,47 +146,6 @@ func checkEntries(t *testing.T, nd *testNode, want []streams.ID) {
 	}
 }
 
-// untarFixture unpacks a .tar.gz of testdata/fixtures into a new directory.
-func untarFixture(t *testing.T, name string) string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "fixtures", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return dir
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, filepath.FromSlash(h.Name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(path, 0o755)
-		case tar.TypeReg:
-			var out *os.File
-			if out, err = os.Create(path); err == nil {
-				_, err = io.Copy(out, tr)
-				if cerr := out.Close(); err == nil {
-					err = cerr
-				}
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestWALFixtureSuffixTruncation opens the data directory captured from
 // outside (node n1 of a 3-node cluster after a log-suffix truncation under
 // raft-wal v0.4.0 and a SIGKILL): the sealed segment without an index block
@@ -199,7 +153,7 @@ func untarFixture(t *testing.T, name string) string {
 // new empty members (at its cluster's addresses) to the same state as its
 // own. A second start needs no repair.
 func TestWALFixtureSuffixTruncation(t *testing.T) {
-	dir := untarFixture(t, "wal-after-suffix-truncation.tar.gz")
+	dir := testutil.Untar(t, filepath.Join("..", "testdata", "fixtures", "wal-after-suffix-truncation.tar.gz"))
 	var logs lockedBuffer
 	c := &testCluster{t: t}
 	t.Cleanup(c.closeAll)

@@ -9,15 +9,31 @@ import (
 // on XNACK, on the deadline, and when the oldest pending entry becomes idle
 // enough (a server-side timer; the claim is then a new log entry).
 
+// pendingToC1 makes stream key with entry 1-0, delivered to consumer c1 of
+// group g (so pending there).
+func pendingToC1(t *testing.T, c *respConn, key string) {
+	t.Helper()
+	mustDo(t, c, "XADD", key, "1-0", "f", "v")
+	mustDo(t, c, "XGROUP", "CREATE", key, "g", "0")
+	mustDo(t, c, "XREADGROUP", "GROUP", "g", "c1", "STREAMS", key, ">")
+}
+
+// sendClaimRead sends, without waiting for the answer, consumer c2's
+// XREADGROUP BLOCK block CLAIM minIdle of key's new entries.
+func sendClaimRead(t *testing.T, r *respConn, key, block, minIdle string) {
+	t.Helper()
+	if err := r.Send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", block, "CLAIM", minIdle, "STREAMS", key, ">"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestXReadGroupClaimBlockTimesOut(t *testing.T) {
 	_, addr := startTestServer(t, nil)
 	for _, proto := range []string{"2", "3"} {
 		c := dial(t, addr)
 		mustDo(t, c, "HELLO", proto)
 		k := "bto" + proto
-		mustDo(t, c, "XADD", k, "1-0", "f", "v")
-		mustDo(t, c, "XGROUP", "CREATE", k, "g", "0")
-		mustDo(t, c, "XREADGROUP", "GROUP", "g", "c1", "STREAMS", k, ">")
+		pendingToC1(t, c, k)
 		want := map[string]string{"2": "(nil array)", "3": "(null)"}[proto]
 		if got := mustDo(t, c, "XREADGROUP", "GROUP", "g", "c2", "BLOCK", "100", "CLAIM", "500000", "STREAMS", k, ">"); got != want {
 			t.Fatalf("RESP%s: %s", proto, got)
@@ -28,12 +44,8 @@ func TestXReadGroupClaimBlockTimesOut(t *testing.T) {
 func TestXReadGroupClaimBlockWokenByXAdd(t *testing.T) {
 	_, addr := startTestServer(t, nil)
 	r, w := dial(t, addr), dial(t, addr)
-	mustDo(t, w, "XADD", "bx", "1-0", "f", "v")
-	mustDo(t, w, "XGROUP", "CREATE", "bx", "g", "0")
-	mustDo(t, w, "XREADGROUP", "GROUP", "g", "c1", "STREAMS", "bx", ">")
-	if err := r.Send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "CLAIM", "500000", "STREAMS", "bx", ">"); err != nil {
-		t.Fatal(err)
-	}
+	pendingToC1(t, w, "bx")
+	sendClaimRead(t, r, "bx", "0", "500000")
 	waitBlocked(t, w, 1)
 	mustDo(t, w, "XADD", "bx", "2-0", "f", "new")
 	if got := receive(t, r); got != `[["bx", [["2-0", ["f", "new"], (integer) 0, (integer) 0]]]]` {
@@ -44,12 +56,8 @@ func TestXReadGroupClaimBlockWokenByXAdd(t *testing.T) {
 func TestXReadGroupClaimBlockWokenByXNack(t *testing.T) {
 	_, addr := startTestServer(t, nil)
 	r, w := dial(t, addr), dial(t, addr)
-	mustDo(t, w, "XADD", "bn", "1-0", "f", "v")
-	mustDo(t, w, "XGROUP", "CREATE", "bn", "g", "0")
-	mustDo(t, w, "XREADGROUP", "GROUP", "g", "c1", "STREAMS", "bn", ">")
-	if err := r.Send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "CLAIM", "500000", "STREAMS", "bn", ">"); err != nil {
-		t.Fatal(err)
-	}
+	pendingToC1(t, w, "bn")
+	sendClaimRead(t, r, "bn", "0", "500000")
 	waitBlocked(t, w, 1)
 	mustDo(t, w, "XNACK", "bn", "g", "FAIL", "IDS", "1", "1-0")
 	got := receive(t, r)
@@ -64,14 +72,10 @@ func TestXReadGroupClaimBlockWokenByXNack(t *testing.T) {
 func TestXReadGroupClaimBlockWokenByIdleTimer(t *testing.T) {
 	_, addr := startTestServer(t, nil)
 	r, w := dial(t, addr), dial(t, addr)
-	mustDo(t, w, "XADD", "bt", "1-0", "f", "v")
-	mustDo(t, w, "XGROUP", "CREATE", "bt", "g", "0")
-	mustDo(t, w, "XREADGROUP", "GROUP", "g", "c1", "STREAMS", "bt", ">")
+	pendingToC1(t, w, "bt")
 	// Nothing is idle for 300 ms yet and nothing is written after this:
 	// only the server's timer can end the wait before BLOCK's 20 s.
-	if err := r.Send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "20000", "CLAIM", "300", "STREAMS", "bt", ">"); err != nil {
-		t.Fatal(err)
-	}
+	sendClaimRead(t, r, "bt", "20000", "300")
 	v, err := r.Receive(15 * time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -92,9 +96,7 @@ func TestXReadGroupClaimBlockNothingPending(t *testing.T) {
 	r, w := dial(t, addr), dial(t, addr)
 	mustDo(t, w, "XADD", "bp", "1-0", "f", "v")
 	mustDo(t, w, "XGROUP", "CREATE", "bp", "g", "$")
-	if err := r.Send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "20000", "CLAIM", "200", "STREAMS", "bp", ">"); err != nil {
-		t.Fatal(err)
-	}
+	sendClaimRead(t, r, "bp", "20000", "200")
 	waitBlocked(t, w, 1)
 	if got := mustDo(t, w, "XCLAIM", "bp", "g", "c1", "0", "1-0", "FORCE", "JUSTID"); got != `["1-0"]` {
 		t.Fatalf("XCLAIM FORCE: %s", got)

@@ -181,15 +181,13 @@ func TestClusterFailoverE2E(t *testing.T) {
 	do(t, wc, "XGROUP", "CREATE", "s", "g", "0", "MKSTREAM")
 
 	var (
-		mu       sync.Mutex
-		acked    = map[string]string{} // value → ID
-		sent     atomic.Int64
-		fails    atomic.Int64
-		stop     = make(chan struct{})
-		done     = make(chan struct{})
-		errMu    sync.Mutex
-		errKinds = map[string]int{}
-		errFirst []string // the first error of each kind
+		mu    sync.Mutex
+		acked = map[string]string{} // value → ID
+		sent  atomic.Int64
+		fails atomic.Int64
+		stop  = make(chan struct{})
+		done  = make(chan struct{})
+		errs  errTally
 	)
 	const writers = 4
 	var wg sync.WaitGroup
@@ -213,11 +211,7 @@ func TestClusterFailoverE2E(t *testing.T) {
 				cancel()
 				if err != nil {
 					fails.Add(1)
-					errMu.Lock()
-					if errKinds[errKind(err)]++; errKinds[errKind(err)] == 1 {
-						errFirst = append(errFirst, err.Error())
-					}
-					errMu.Unlock()
+					errs.note(err)
 					// Back off a little: during the election every
 					// attempt fails at once (CLUSTERDOWN).
 					select {
@@ -281,10 +275,8 @@ func TestClusterFailoverE2E(t *testing.T) {
 	waitAcked(restartAt + 200)
 	close(stop)
 	<-done
-	t.Logf("%d XADDs sent, %d acknowledged, %d failed %v", sent.Load(), ackedCount(), fails.Load(), errKinds)
-	for _, e := range errFirst {
-		t.Logf("first of its kind: %s", e)
-	}
+	t.Logf("%d XADDs sent, %d acknowledged, %d failed %v", sent.Load(), ackedCount(), fails.Load(), &errs)
+	errs.logFirst(t)
 
 	// Every node applied the same log.
 	testutil.Eventually(t, 60*time.Second, 50*time.Millisecond, func() error {
@@ -338,6 +330,44 @@ func TestClusterFailoverE2E(t *testing.T) {
 		if !reflect.DeepEqual(pendingNoIdle, pending0) {
 			t.Errorf("XPENDING via %s = %v, want %v", n.id, pendingNoIdle, pending0)
 		}
+	}
+}
+
+// errTally counts a concurrent load's errors by kind (errKind) and keeps
+// the first error of each kind, for the test's summary.
+type errTally struct {
+	mu    sync.Mutex
+	kinds map[string]int
+	first []string
+}
+
+// note counts err.
+func (e *errTally) note(err error) {
+	k := errKind(err)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.kinds == nil {
+		e.kinds = map[string]int{}
+	}
+	if e.kinds[k]++; e.kinds[k] == 1 {
+		e.first = append(e.first, err.Error())
+	}
+}
+
+// String is the counts by kind, as a map prints.
+func (e *errTally) String() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fmt.Sprint(e.kinds)
+}
+
+// logFirst logs the first error of each kind.
+func (e *errTally) logFirst(t *testing.T) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, msg := range e.first {
+		t.Logf("first of its kind: %s", msg)
 	}
 }
 

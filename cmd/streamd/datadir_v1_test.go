@@ -1,14 +1,11 @@
 package main
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"streamd/internal/testutil"
 )
 
 var (
@@ -37,7 +36,7 @@ func TestDataDirV1Fixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := untarDataDir(t, filepath.Join(fixture, "datadir.tar.gz"))
+	dir := filepath.Join(testutil.Untar(t, filepath.Join(fixture, "datadir.tar.gz")), "data")
 	port := pickPort(t)
 	var s *proc
 	if *fixtureBin != "" {
@@ -161,51 +160,4 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
-}
-
-// untarDataDir unpacks a .tar.gz holding a data/ directory and returns
-// that directory's path (in a new temporary directory).
-func untarDataDir(t *testing.T, path string) string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return filepath.Join(root, "data")
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(root, filepath.FromSlash(h.Name))
-		if !strings.HasPrefix(p, root+string(filepath.Separator)) {
-			t.Fatalf("tar entry %q outside the directory", h.Name)
-		}
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(p, 0o755)
-		case tar.TypeReg:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				var out *os.File
-				if out, err = os.Create(p); err == nil {
-					_, err = io.Copy(out, tr)
-					if cerr := out.Close(); err == nil {
-						err = cerr
-					}
-				}
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 }

@@ -49,9 +49,7 @@ func TestClusterIDMPRetryE2E(t *testing.T) {
 		answered = map[string]string{} // "pid/iid" → the ID answered
 		retries  atomic.Int64
 		stop     = make(chan struct{})
-		errMu    sync.Mutex
-		errKinds = map[string]int{}
-		errFirst []string // the first error of each kind
+		errs     errTally
 	)
 	const producers = 4
 	var wg sync.WaitGroup
@@ -82,11 +80,7 @@ func TestClusterIDMPRetryE2E(t *testing.T) {
 					// The outcome is unknown: send the same pair again,
 					// through the next node.
 					retries.Add(1)
-					errMu.Lock()
-					if errKinds[errKind(err)]++; errKinds[errKind(err)] == 1 {
-						errFirst = append(errFirst, err.Error())
-					}
-					errMu.Unlock()
+					errs.note(err)
 					node = (node + 1) % len(clients)
 					select {
 					case <-stop:
@@ -119,10 +113,8 @@ func TestClusterIDMPRetryE2E(t *testing.T) {
 	waitAnswered(count() + 100)
 	close(stop)
 	wg.Wait()
-	t.Logf("%d pairs answered, %d retries %v", count(), retries.Load(), errKinds)
-	for _, e := range errFirst {
-		t.Logf("first of its kind: %s", e)
-	}
+	t.Logf("%d pairs answered, %d retries %v", count(), retries.Load(), &errs)
+	errs.logFirst(t)
 	consumers.finish(t, ctx, clients[0])
 
 	// check reads the stream through every running node: every answered

@@ -2,7 +2,7 @@
 // polling instead of sleeping, free loopback ports, the rule for the
 // external Redis tools (skip locally without them, fail in CI), and a
 // listener out of file descriptors with the check that its accept errors
-// are logged at most once a second.
+// are logged at most once a second, and unpacking a .tar.gz fixture.
 package testutil
 
 import (

@@ -2,7 +2,6 @@ package state
 
 import (
 	"errors"
-	"math"
 	"strconv"
 
 	"streamd/groups"
@@ -141,31 +140,14 @@ func (ks *Keyspace) deadLetters(db int, key string, g *groups.Group, nowMs int64
 // whose group has a visibility timeout (with none pending there: now plus
 // the timeout); -1 when no stream's group has one.
 func (ks *Keyspace) xvisibilityWake(q wire.XVisibilityWake, nowMs int64) (any, error) {
-	wake := int64(-1)
-	for _, k := range q.Names {
-		o := ks.lookupRead(q.DB, k, nowMs)
-		if o == nil {
-			continue
+	return ks.earliestWake(q.DB, q.Names, q.Group, nowMs, func(g *groups.Group, oldest func() (int64, bool)) (int64, bool) {
+		if g.Config.VisibilityMs == 0 {
+			return 0, false
 		}
-		g := o.Groups.Get(q.Group)
-		if g == nil || g.Config.VisibilityMs == 0 {
-			continue
-		}
-		vis := g.Config.VisibilityMs
 		from := nowMs
-		if oldest, ok := g.PEL.OldestDelivery(func(id streams.ID) bool {
-			_, live := o.Stream.Get(id)
-			return live
-		}); ok {
-			from = oldest
+		if t, ok := oldest(); ok {
+			from = t
 		}
-		at := int64(math.MaxInt64)
-		if vis <= math.MaxInt64-from {
-			at = from + vis
-		}
-		if wake == -1 || at < wake {
-			wake = at
-		}
-	}
-	return wake, nil
+		return addSaturating(from, g.Config.VisibilityMs), true
+	}), nil
 }

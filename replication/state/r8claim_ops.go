@@ -99,34 +99,51 @@ func (ks *Keyspace) xnack(c wire.XNack, nowMs int64) (any, error) {
 // entry of the group, in one of the streams, is idle for MinIdleMs; -1 when
 // none is pending. A NACKed entry (delivery time 0) makes it MinIdleMs.
 func (ks *Keyspace) xclaimWake(q wire.XClaimWake, nowMs int64) (any, error) {
+	return ks.earliestWake(q.DB, q.Names, q.Group, nowMs, func(_ *groups.Group, oldest func() (int64, bool)) (int64, bool) {
+		t, ok := oldest()
+		if !ok {
+			return 0, false
+		}
+		return addSaturating(t, q.MinIdleMs), true
+	}), nil
+}
+
+// earliestWake is the smallest time due gives over the named streams that
+// have the group (-1 when due gives none): due sees the group and can ask
+// for the delivery time of its oldest pending entry still in the stream
+// (entries deleted from the stream are never claimed or redelivered: they
+// would wake the client for nothing); its false skips the stream.
+func (ks *Keyspace) earliestWake(db int, names []string, group string, nowMs int64,
+	due func(g *groups.Group, oldest func() (int64, bool)) (int64, bool)) int64 {
 	wake := int64(-1)
-	for _, k := range q.Names {
-		o := ks.lookupRead(q.DB, k, nowMs)
+	for _, k := range names {
+		o := ks.lookupRead(db, k, nowMs)
 		if o == nil {
 			continue
 		}
-		g := o.Groups.Get(q.Group)
+		g := o.Groups.Get(group)
 		if g == nil {
 			continue
 		}
-		// Entries deleted from the stream are never claimed: they
-		// would wake the client for nothing.
-		oldest, ok := g.PEL.OldestDelivery(func(id streams.ID) bool {
-			_, live := o.Stream.Get(id)
-			return live
+		at, ok := due(g, func() (int64, bool) {
+			return g.PEL.OldestDelivery(func(id streams.ID) bool {
+				_, live := o.Stream.Get(id)
+				return live
+			})
 		})
-		if !ok {
-			continue
-		}
-		at := oldest + q.MinIdleMs
-		if q.MinIdleMs > math.MaxInt64-oldest {
-			at = math.MaxInt64
-		}
-		if wake == -1 || at < wake {
+		if ok && (wake == -1 || at < wake) {
 			wake = at
 		}
 	}
-	return wake, nil
+	return wake
+}
+
+// addSaturating is a+b, or math.MaxInt64 when that overflows (b >= 0).
+func addSaturating(a, b int64) int64 {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // readGroupStream serves one stream of XREADGROUP: ">" (with CLAIM while

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"streamd/groups"
 	"streamd/replication/wire"
 	"streamd/streams"
 )
@@ -52,6 +53,19 @@ func deleteEntry(o *Object, id streams.ID, r *wire.RefResult) bool {
 	return false
 }
 
+// stillReferenced applies mode to id before its deletion: DELREF drops id
+// from every group's PEL; ACKED answers true, when some group still
+// references id (refs, taken before the deletions), so that it stays.
+func stillReferenced(o *Object, refs groups.Refs, mode wire.RefMode, id streams.ID) bool {
+	switch mode {
+	case wire.RefDelete:
+		o.Groups.DropRefs(id)
+	case wire.RefAcked:
+		return refs.Referenced(id)
+	}
+	return false
+}
+
 // xdelex mirrors xdelexCommand: a missing key answers -1 for every ID; per
 // ID, KEEPREF deletes as XDEL; DELREF first drops the ID from every group's
 // PEL (even when the entry is gone: the dangling references go, reply -1);
@@ -65,14 +79,9 @@ func (ks *Keyspace) xdelex(c wire.XDelEx, nowMs int64) (any, error) {
 	r := wire.RefResult{Codes: make([]int64, len(c.IDs))}
 	refs := o.Groups.Refs()
 	for i, id := range c.IDs {
-		switch c.Mode {
-		case wire.RefDelete:
-			o.Groups.DropRefs(id)
-		case wire.RefAcked:
-			if refs.Referenced(id) {
-				r.Codes[i] = wire.RefStillReferenced
-				continue
-			}
+		if stillReferenced(o, refs, c.Mode, id) {
+			r.Codes[i] = wire.RefStillReferenced
+			continue
 		}
 		r.Codes[i] = wire.RefNotFound
 		if deleteEntry(o, id, &r) {
@@ -104,14 +113,9 @@ func (ks *Keyspace) xackdel(c wire.XAckDel, nowMs int64) (any, error) {
 			r.Codes[i] = wire.RefNotFound
 			continue
 		}
-		switch c.Mode {
-		case wire.RefDelete:
-			o.Groups.DropRefs(id)
-		case wire.RefAcked:
-			if refs.Referenced(id) {
-				r.Codes[i] = wire.RefStillReferenced
-				continue
-			}
+		if stillReferenced(o, refs, c.Mode, id) {
+			r.Codes[i] = wire.RefStillReferenced
+			continue
 		}
 		deleteEntry(o, id, &r)
 		r.Codes[i] = wire.RefDeleted

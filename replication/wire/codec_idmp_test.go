@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"streamd/streams"
@@ -26,20 +24,11 @@ func idmpSampleOps() []Op {
 	}
 }
 
-func idmpCommandSamples() []Command {
-	var cmds []Command
-	for _, op := range idmpSampleOps() {
-		cmds = append(cmds, op.(Command))
-	}
-	return cmds
-}
+// idmpCommandSamples are the commands of idmpSampleOps.
+func idmpCommandSamples() []Command { return commandsOf(idmpSampleOps()) }
 
 func TestIDMPDecodeErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		op   []byte
-		want string
-	}{
+	checkMalformed(t, []malformedOp{
 		// XAdd flags 0x12 (Auto, IDMP), db 0, key "", trim 0, 0 fields, pid "", iid "i".
 		{"empty pid", []byte{byte(opXAdd), 0x12, 0, 0, 0, 0, 0, 1, 'i'}, "empty IDMP producer or idempotent ID"},
 		{"empty iid", []byte{byte(opXAdd), 0x12, 0, 0, 0, 0, 1, 'p', 0}, "empty IDMP producer or idempotent ID"},
@@ -49,17 +38,7 @@ func TestIDMPDecodeErrors(t *testing.T) {
 		{"xcfgset unknown flag", []byte{byte(opXCfgSet), 0x80, 0, 0}, "unknown flag bits 0x80"},
 		{"xcfgset ack level 0", []byte{byte(opXCfgSet), 4, 0, 0, 0}, "ack level 0"},
 		{"xcfgset ack level 3", []byte{byte(opXCfgSet), 4, 0, 0, 3}, "ack level 3"},
-	}
-	for _, c := range cases {
-		_, _, err := DecodeOp(c.op)
-		if !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: err %v, want malformed", c.name, err)
-			continue
-		}
-		if got := err.Error(); !strings.Contains(got, c.want) {
-			t.Errorf("%s: err %q, want it to contain %q", c.name, got, c.want)
-		}
-	}
+	})
 }
 
 func TestIDMPEffects(t *testing.T) {

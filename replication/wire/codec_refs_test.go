@@ -30,13 +30,7 @@ func refSampleOps() []Op {
 }
 
 // refSampleCommands are the commands of refSampleOps.
-func refSampleCommands() []Command {
-	var cmds []Command
-	for _, op := range refSampleOps() {
-		cmds = append(cmds, op.(Command))
-	}
-	return cmds
-}
+func refSampleCommands() []Command { return commandsOf(refSampleOps()) }
 
 // An entry written before the Ref bits existed (Ref bits 0) decodes as
 // KEEPREF; Ref 3 is refused in the trim byte and in XDELEX/XACKDEL flags.

@@ -1,9 +1,7 @@
 package wire
 
 import (
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -29,13 +27,8 @@ func retentionSampleOps() []Op {
 	}
 }
 
-func retentionCommandSamples() []Command {
-	var cmds []Command
-	for _, op := range retentionSampleOps() {
-		cmds = append(cmds, op.(Command))
-	}
-	return cmds
-}
+// retentionCommandSamples are the commands of retentionSampleOps.
+func retentionCommandSamples() []Command { return commandsOf(retentionSampleOps()) }
 
 func TestRetentionRoundTrip(t *testing.T) {
 	for i, op := range retentionSampleOps() {
@@ -60,11 +53,7 @@ func TestRetentionKeepsIDMPEncoding(t *testing.T) {
 }
 
 func TestRetentionDecodeErrors(t *testing.T) {
-	cases := []struct {
-		name string
-		op   []byte
-		want string
-	}{
+	checkMalformed(t, []malformedOp{
 		// XCfgSet flags, db 0, key "", then the fields.
 		{"maxlen below -1", []byte{byte(opXCfgSet), cfgMaxLen, 0, 0, 3}, "MaxLen -2"},
 		{"negative maxage", []byte{byte(opXCfgSet), cfgMaxAge, 0, 0, 1}, "MaxAge -1"},
@@ -73,17 +62,7 @@ func TestRetentionDecodeErrors(t *testing.T) {
 		{"unknown flag", []byte{byte(opXCfgSet), 0x80, 0, 0}, "unknown flag bits 0x80"},
 		{"sweep unknown flag", []byte{byte(opRetentionSweep), 2, 0, 0}, "unknown flag bits 0x02"},
 		{"groups mismatch", []byte{byte(opGroupsExpired), 0, 1, 1, 'k', 0}, "0 groups for 1 keys"},
-	}
-	for _, c := range cases {
-		_, _, err := DecodeOp(c.op)
-		if !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: err %v, want malformed", c.name, err)
-			continue
-		}
-		if got := err.Error(); !strings.Contains(got, c.want) {
-			t.Errorf("%s: err %q, want it to contain %q", c.name, got, c.want)
-		}
-	}
+	})
 }
 
 func TestRetentionEffects(t *testing.T) {

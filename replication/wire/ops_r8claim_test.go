@@ -1,11 +1,6 @@
 package wire
 
 import (
-	"bytes"
-	"errors"
-	"os"
-	"path/filepath"
-	"reflect"
 	"testing"
 
 	"streamd/streams"
@@ -35,41 +30,8 @@ func r8claimSampleOps() []Op {
 // TestGoldenEntries) and checks that an old XREADGROUP/XREAD still encodes
 // as before (no flag bit, op 25).
 func TestR8ClaimGolden(t *testing.T) {
-	var cmds []Command
-	var queries []Op
-	for _, op := range r8claimSampleOps() {
-		if c, ok := op.(Command); ok {
-			cmds = append(cmds, c)
-		} else {
-			queries = append(queries, op)
-		}
-	}
-	e := Entry{NowMs: 1700000005000, Cmds: append(cmds, Exec{DB: 2, Ops: queries})}
-	path := filepath.Join("testdata", "golden", "r8claim_ops.hex")
-	enc := e.Append(nil)
-	if *update {
-		if err := os.WriteFile(path, formatGolden("XREADGROUP CLAIM/MAXCOUNT/MAXSIZE, XNACK, then an Exec of XREAD with caps and XClaimWake", enc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	want, err := parseGolden(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(enc, want) {
-		t.Fatalf("the encoding changed: the log format is frozen\n got %x\nwant %x", enc, want)
-	}
-	got, err := DecodeEntry(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, e) {
-		t.Fatalf("decoded %+v\nwant %+v", got, e)
-	}
+	checkGoldenEntry(t, "r8claim_ops", "XREADGROUP CLAIM/MAXCOUNT/MAXSIZE, XNACK, then an Exec of XREAD with caps and XClaimWake",
+		sampleEntry(1700000005000, 2, r8claimSampleOps()))
 	old := AppendOp(nil, XRead{DB: 7, Streams: []ReadStream{{Key: "a"}}})
 	if opCode(old[0]) != opXRead {
 		t.Fatalf("an XREAD without caps encodes as op %d", old[0])
@@ -83,15 +45,10 @@ func TestR8ClaimGolden(t *testing.T) {
 // TestR8ClaimMalformed: presence bits on default values and unknown modes
 // are refused, so the encoding stays canonical.
 func TestR8ClaimMalformed(t *testing.T) {
-	cases := map[string][]byte{
-		"xread op 52 without caps":    {byte(opXReadMax), 0, 0, 0, 0},
-		"xreadgroup maxcount 0":       append(AppendOp(nil, XReadGroup{Group: "g", Consumer: "c"})[:1], append([]byte{4}, append(AppendOp(nil, XReadGroup{Group: "g", Consumer: "c"})[2:], 0)...)...),
-		"xnack mode 3":                {byte(opXNack), 0, 0, 0, 1, 'g', 3, 0},
-		"xnack retrycount -1 flagged": {byte(opXNack), 2, 0, 0, 1, 'g', 0, 0, 1},
-	}
-	for name, b := range cases {
-		if _, _, err := DecodeOp(b); !errors.Is(err, ErrMalformed) {
-			t.Errorf("%s: %x decodes with %v, want malformed", name, b, err)
-		}
-	}
+	checkMalformed(t, []malformedOp{
+		{name: "xread op 52 without caps", op: []byte{byte(opXReadMax), 0, 0, 0, 0}},
+		{name: "xreadgroup maxcount 0", op: append(AppendOp(nil, XReadGroup{Group: "g", Consumer: "c"})[:1], append([]byte{4}, append(AppendOp(nil, XReadGroup{Group: "g", Consumer: "c"})[2:], 0)...)...)},
+		{name: "xnack mode 3", op: []byte{byte(opXNack), 0, 0, 0, 1, 'g', 3, 0}},
+		{name: "xnack retrycount -1 flagged", op: []byte{byte(opXNack), 2, 0, 0, 1, 'g', 0, 0, 1}},
+	})
 }

@@ -1,10 +1,6 @@
 package wire
 
 import (
-	"bytes"
-	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -26,55 +22,18 @@ func groupConfigSampleOps() []Op {
 
 // TestGroupConfigGolden pins the XGROUP CONFIG encodings byte for byte.
 func TestGroupConfigGolden(t *testing.T) {
-	var cmds []Command
-	var queries []Op
-	for _, op := range groupConfigSampleOps() {
-		if c, ok := op.(Command); ok {
-			cmds = append(cmds, c)
-		} else {
-			queries = append(queries, op)
-		}
-	}
-	e := Entry{NowMs: 1700000006000, Cmds: append(cmds, Exec{DB: 2, Ops: queries})}
-	path := filepath.Join("testdata", "golden", "xgroupconfig_ops.hex")
-	enc := e.Append(nil)
-	if *update {
-		if err := os.WriteFile(path, formatGolden("XGROUP CONFIG (set, NONE), then an Exec of its read form and XVisibilityWake", enc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	want, err := parseGolden(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(enc, want) {
-		t.Fatalf("the encoding changed: the log format is frozen\n got %x\nwant %x", enc, want)
-	}
-	got, err := DecodeEntry(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, e) {
-		t.Fatalf("decoded %+v\nwant %+v", got, e)
-	}
+	checkGoldenEntry(t, "xgroupconfig_ops", "XGROUP CONFIG (set, NONE), then an Exec of its read form and XVisibilityWake",
+		sampleEntry(1700000006000, 2, groupConfigSampleOps()))
 }
 
 // TestGroupConfigMalformed: no option, and negative values, are refused.
 func TestGroupConfigMalformed(t *testing.T) {
-	for _, b := range [][]byte{
-		{byte(opXGroupConfig), 0, 0, 1, 'k', 1, 'g'},
-		{byte(opXGroupConfig), 1, 0, 1, 'k', 1, 'g', 1},    // MaxDeliveries -1
-		{byte(opXGroupConfig), 4, 0, 1, 'k', 1, 'g', 3},    // VisibilityMs -2
-		{byte(opXGroupConfig), 8, 0, 1, 'k', 1, 'g', 2, 2}, // unknown bit
-	} {
-		if _, _, err := DecodeOp(b); !errors.Is(err, ErrMalformed) {
-			t.Errorf("%x: err %v, want malformed", b, err)
-		}
-	}
+	checkMalformed(t, []malformedOp{
+		{name: "no option", op: []byte{byte(opXGroupConfig), 0, 0, 1, 'k', 1, 'g'}},
+		{name: "MaxDeliveries -1", op: []byte{byte(opXGroupConfig), 1, 0, 1, 'k', 1, 'g', 1}},
+		{name: "VisibilityMs -2", op: []byte{byte(opXGroupConfig), 4, 0, 1, 'k', 1, 'g', 3}},
+		{name: "unknown bit", op: []byte{byte(opXGroupConfig), 8, 0, 1, 'k', 1, 'g', 2, 2}},
+	})
 }
 
 // TestDeliveredEffects: the dead-letter streams of a wrapped answer are

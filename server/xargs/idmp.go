@@ -130,27 +130,15 @@ func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 		}
 		switch opt := args[i]; {
 		case isOpt(opt, "IDMP-DURATION"):
-			if c.Duration != 0 {
-				return c, ErrCfgDurationTwice
-			}
-			v, r := Int(args[i+1])
+			v, r := cfgInt(c.Duration != 0, args[i+1], 86400, ErrCfgDurationTwice, ErrCfgDuration)
 			if r != nil {
 				return c, r
-			}
-			if v < 1 || v > 86400 {
-				return c, ErrCfgDuration
 			}
 			c.Duration = v
 		case isOpt(opt, "IDMP-MAXSIZE"):
-			if c.MaxSize != 0 {
-				return c, ErrCfgMaxSizeTwice
-			}
-			v, r := Int(args[i+1])
+			v, r := cfgInt(c.MaxSize != 0, args[i+1], 10000, ErrCfgMaxSizeTwice, ErrCfgMaxSize)
 			if r != nil {
 				return c, r
-			}
-			if v < 1 || v > 10000 {
-				return c, ErrCfgMaxSize
 			}
 			c.MaxSize = v
 		case isOpt(opt, "ACKLEVEL"):
@@ -170,6 +158,22 @@ func XCfgSet(args [][]byte) (wire.XCfgSet, resp.Reply) {
 		return c, ErrCfgNone
 	}
 	return c, nil
+}
+
+// cfgInt parses the value of an XCFGSET IDMP option: twice when it was
+// given already, Int's error, or bad when it is not in 1..max.
+func cfgInt(given bool, val []byte, max int64, twice, bad resp.Reply) (int64, resp.Reply) {
+	if given {
+		return 0, twice
+	}
+	v, r := Int(val)
+	if r != nil {
+		return 0, r
+	}
+	if v < 1 || v > max {
+		return 0, bad
+	}
+	return v, nil
 }
 
 // XIDMPRecord parses XIDMPRECORD key pid iid stream-id: the ID first, then
