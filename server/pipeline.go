@@ -130,7 +130,7 @@ func (pl *pipeline) drainLocal() {
 	now := time.Now() // one clock read for the batch's commandstats
 	for i, call := range pl.calls {
 		var r Reply
-		pl.c.notLeader = false
+		pl.c.notLeader, pl.c.transferRefused = false, false
 		// Wake-ups and invalidations go out first; the client's own
 		// invalidations are held until send queues its reply, as Redis
 		// sends them after it.

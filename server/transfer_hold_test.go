@@ -72,11 +72,15 @@ func TestClusterTransferHoldsWrites(t *testing.T) {
 	}
 	res := make([]result, 2)
 	var acked [2]atomic.Int64
+	var ended [2]atomic.Bool // the writer returned
 	// progress waits until both writers made 20 more writes.
 	progress := func() {
 		from := [2]int64{acked[0].Load(), acked[1].Load()}
 		testutil.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
 			for i := range acked {
+				if ended[i].Load() {
+					t.Fatalf("writer %d stopped: %v", i, res[i].err)
+				}
 				if n := acked[i].Load(); n < from[i]+20 {
 					return fmt.Errorf("writer %d at %d writes", i, n)
 				}
@@ -90,6 +94,7 @@ func TestClusterTransferHoldsWrites(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			res[i].n, res[i].err = transferWriter(c, "s"+strconv.Itoa(i), stop, &acked[i])
+			ended[i].Store(true)
 		}()
 	}
 	// Transfer until writes were held (each transfer's window is short),
