@@ -27,12 +27,13 @@ func noRetryClient(t *testing.T, addr string) *redis.Client {
 	return c
 }
 
-// transferWriter XADDs seq=0,1,2... to stream key through c until stop is
-// closed; it returns how many were acknowledged and the first error, and
-// counts them in acked (when set) as they come.
-func transferWriter(c *redis.Client, key string, stop <-chan struct{}, acked *atomic.Int64) (int, error) {
+// transferWriter XADDs seq=0,1,2... to stream key through c, batch at a
+// time in a pipeline, until stop is closed; it returns how many were
+// acknowledged and the first error, and counts them in acked (when set) as
+// they come.
+func transferWriter(c *redis.Client, key string, batch int, stop <-chan struct{}, acked *atomic.Int64) (int, error) {
 	ctx := context.Background()
-	for n := 0; ; n++ {
+	for n := 0; ; n += batch {
 		if acked != nil {
 			acked.Store(int64(n))
 		}
@@ -41,8 +42,16 @@ func transferWriter(c *redis.Client, key string, stop <-chan struct{}, acked *at
 			return n, nil
 		default:
 		}
-		if err := c.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []string{"seq", strconv.Itoa(n)}}).Err(); err != nil {
-			return n, fmt.Errorf("XADD seq %d: %w", n, err)
+		cmds, _ := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j := range batch {
+				p.XAdd(ctx, &redis.XAddArgs{Stream: key, Values: []string{"seq", strconv.Itoa(n + j)}})
+			}
+			return nil
+		})
+		for j, cmd := range cmds {
+			if err := cmd.Err(); err != nil {
+				return n + j, fmt.Errorf("XADD seq %d: %w", n+j, err)
+			}
 		}
 	}
 }
@@ -56,26 +65,32 @@ func heldWrites(nodes []*cnode) (held, failed int64) {
 	return held, failed
 }
 
-// TestClusterTransferHoldsWrites: clients writing continuously, one on the
-// leader and one on a follower, while RAFT TRANSFER moves the shard around
+// TestClusterTransferHoldsWrites: clients writing continuously, on the
+// leader and on a follower, one write at a time and pipelined, while RAFT TRANSFER moves the shard around
 // see no TRYAGAIN: every write succeeds, in order, none duplicated; the
 // writes refused during the transfers were held (counted) and none failed.
 func TestClusterTransferHoldsWrites(t *testing.T) {
 	nodes := startCluster(t, 3, 1, false)
 	lead := leaderOf(nodes, 0)
 	fol := followersOf(nodes, 0)[0]
-	wl, wf := noRetryClient(t, lead.addr), noRetryClient(t, fol.addr)
+	clients := []*redis.Client{noRetryClient(t, lead.addr), noRetryClient(t, fol.addr),
+		noRetryClient(t, lead.addr), noRetryClient(t, fol.addr)}
+	batches := []int{1, 1, 10, 10}
+	wl := clients[0]
 	stop := make(chan struct{})
 	type result struct {
 		n   int
 		err error
 	}
-	res := make([]result, 2)
-	var acked [2]atomic.Int64
-	var ended [2]atomic.Bool // the writer returned
-	// progress waits until both writers made 20 more writes.
+	res := make([]result, len(clients))
+	var acked [4]atomic.Int64
+	var ended [4]atomic.Bool // the writer returned
+	// progress waits until every writer made 20 more writes.
 	progress := func() {
-		from := [2]int64{acked[0].Load(), acked[1].Load()}
+		var from [4]int64
+		for i := range acked {
+			from[i] = acked[i].Load()
+		}
 		testutil.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
 			for i := range acked {
 				if ended[i].Load() {
@@ -89,11 +104,11 @@ func TestClusterTransferHoldsWrites(t *testing.T) {
 		})
 	}
 	var wg sync.WaitGroup
-	for i, c := range []*redis.Client{wl, wf} {
+	for i, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i].n, res[i].err = transferWriter(c, "s"+strconv.Itoa(i), stop, &acked[i])
+			res[i].n, res[i].err = transferWriter(c, "s"+strconv.Itoa(i), batches[i], stop, &acked[i])
 			ended[i].Store(true)
 		}()
 	}
@@ -137,7 +152,8 @@ func TestClusterTransferHoldsWrites(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("writes: %d on the leader, %d on a follower; held %d", res[0].n, res[1].n, held)
+	t.Logf("writes: %d on the leader, %d on a follower, pipelined %d and %d; held %d",
+		res[0].n, res[1].n, res[2].n, res[3].n, held)
 }
 
 // TestClusterTransferHoldOff: with transfer-hold-timeout 0 a write made on
@@ -153,7 +169,7 @@ func TestClusterTransferHoldOff(t *testing.T) {
 		stop := make(chan struct{})
 		errc := make(chan error, 1)
 		go func() {
-			_, err := transferWriter(w, "s", stop, nil)
+			_, err := transferWriter(w, "s", 1, stop, nil)
 			errc <- err
 		}()
 		must(t, "transfer", from.node.TransferLeader(0, to.id))
