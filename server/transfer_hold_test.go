@@ -233,3 +233,30 @@ func TestClusterTransferHoldTimesOut(t *testing.T) {
 		t.Fatalf("held %d, failed %d; want both counted", held, failed)
 	}
 }
+
+// TestClusterModeTransferHoldsWrites: in cluster mode a write held on the
+// leader during a transfer is answered MOVED to the new leader, not
+// TRYAGAIN.
+func TestClusterModeTransferHoldsWrites(t *testing.T) {
+	nodes := startCluster(t, 3, 1, true)
+	for k := 0; k < 30; k++ {
+		held0, _ := heldWrites(nodes)
+		from := leaderOf(nodes, 0)
+		to := followersOf(nodes, 0)[k%2]
+		w := noRetryClient(t, from.addr)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := transferWriter(w, "s", 1, nil, nil)
+			errc <- err
+		}()
+		must(t, "transfer", from.node.TransferLeader(0, to.id))
+		err := <-errc // MOVED once the new leader leads
+		if !strings.Contains(err.Error(), "MOVED ") {
+			t.Fatalf("write during a transfer in cluster mode: %v, want MOVED", err)
+		}
+		if held, _ := heldWrites(nodes); held > held0 {
+			return
+		}
+	}
+	t.Fatal("no write held in 30 transfers")
+}
