@@ -183,6 +183,11 @@ type Config struct {
 	// QuorumTimeout is "quorum-timeout": how long a write may wait for a
 	// majority before it fails with "ERR outcome unknown" (default 5s).
 	QuorumTimeout time.Duration
+	// TransferHoldTimeout is "transfer-hold-timeout": how long a write
+	// made during a planned leadership transfer is held for the new leader
+	// before it fails as not applied (default 2s; 0 = fail at once with
+	// TRYAGAIN).
+	TransferHoldTimeout time.Duration
 	// BalanceLeaders is "balance-leaders" (yes/no, default yes): spread
 	// shard leadership over the voters.
 	BalanceLeaders bool
@@ -223,6 +228,7 @@ const (
 	DefaultRaftElectionTimeout  = time.Second
 	DefaultRaftLeaseTimeout     = 500 * time.Millisecond
 	DefaultQuorumTimeout        = 5 * time.Second
+	DefaultTransferHoldTimeout  = 2 * time.Second
 )
 
 // Default returns Redis's defaults: 127.0.0.1:6379, dir ./data,
@@ -257,6 +263,7 @@ func Default() Config {
 		RaftElectionTimeout:   DefaultRaftElectionTimeout,
 		RaftLeaseTimeout:      DefaultRaftLeaseTimeout,
 		QuorumTimeout:         DefaultQuorumTimeout,
+		TransferHoldTimeout:   DefaultTransferHoldTimeout,
 		BalanceLeaders:        true,
 		TLSAuthClients:        "yes",
 		SnapshotLogSize:       64 << 20,

@@ -213,3 +213,30 @@ func TestMaxMemoryDirective(t *testing.T) {
 		t.Error("maxmemory must be CONFIG SET-able and per node")
 	}
 }
+
+// TestTransferHoldTimeout: transfer-hold-timeout defaults to 2s, takes a
+// duration or 0 (no hold), refuses a negative or malformed value, and is
+// settable at run time (CONFIG SET).
+func TestTransferHoldTimeout(t *testing.T) {
+	if d := Default().TransferHoldTimeout; d != 2*time.Second {
+		t.Fatalf("default %v, want 2s", d)
+	}
+	p := Lookup("transfer-hold-timeout")
+	if p == nil || p.Immutable() {
+		t.Fatalf("transfer-hold-timeout: %v, want a settable directive", p)
+	}
+	cfg := Default()
+	for _, tt := range []struct {
+		v    string
+		want time.Duration
+	}{{"0", 0}, {"500ms", 500 * time.Millisecond}, {"250", 250 * time.Millisecond}, {"3s", 3 * time.Second}} {
+		if err := p.Set(&cfg, tt.v); err != nil || cfg.TransferHoldTimeout != tt.want {
+			t.Errorf("set %q: %v, %v; want %v", tt.v, err, cfg.TransferHoldTimeout, tt.want)
+		}
+	}
+	for _, v := range []string{"-1s", "soon", "-5"} {
+		if err := p.Set(&cfg, v); err == nil || !strings.Contains(err.Error(), "0 = no hold") {
+			t.Errorf("set %q: err = %v, want the duration error", v, err)
+		}
+	}
+}

@@ -400,6 +400,20 @@ var directives = func() []*Directive {
 			doc("Raft leader lease"),
 		durationParam("quorum-timeout", func(c *Config) *time.Duration { return &c.QuorumTimeout }).
 			doc(`how long a write waits for a majority before "ERR outcome unknown"`),
+		{name: "transfer-hold-timeout", get: func(c *Config) string { return c.TransferHoldTimeout.String() },
+			set: func(c *Config, v string) error {
+				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n == 0 {
+					c.TransferHoldTimeout = 0
+					return nil
+				}
+				d, err := parseDuration(v)
+				if err != nil {
+					return errors.New("argument must be a duration such as 500ms or 2s (a bare number is milliseconds; 0 = no hold)")
+				}
+				c.TransferHoldTimeout = d
+				return nil
+			},
+			help: `how long a write made during a leadership transfer waits for the new leader before "TRYAGAIN" (0 = no wait)`},
 		boolParam("balance-leaders", func(c *Config) *bool { return &c.BalanceLeaders }).
 			doc("spread shard leadership over the voters"),
 		{name: "log-store", get: func(c *Config) string { return c.LogStore },

@@ -17,7 +17,7 @@ var directiveGroups = map[string]string{
 	"log-store": "persistence", "snapshot-log-size": "persistence",
 
 	"node-id": "cluster", "bootstrap": "cluster", "join": "cluster", "join-tls": "cluster", "peers": "cluster",
-	"shards": "cluster", "quorum-timeout": "cluster", "balance-leaders": "cluster",
+	"shards": "cluster", "quorum-timeout": "cluster", "balance-leaders": "cluster", "transfer-hold-timeout": "cluster",
 
 	"requirepass": "security", "protected-mode": "security", "cluster-secret": "security",
 	"cluster-secret-file": "security", "user": "security", "aclfile": "security", "acllog-max-len": "security",

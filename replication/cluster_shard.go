@@ -259,11 +259,13 @@ func (s *Shard) TransferLeadership(id string) error {
 	if s.raft.State() != raft.Leader {
 		return s.notLeader()
 	}
-	if id == "" {
-		return s.waitFuture(s.raft.LeadershipTransfer(), "leadership transfer")
-	}
 	if id == s.opts.NodeID {
 		return nil // already leads
+	}
+	s.transferring.Store(true)
+	defer s.transferring.Store(false)
+	if id == "" {
+		return s.waitFuture(s.raft.LeadershipTransfer(), "leadership transfer")
 	}
 	members, err := s.Members()
 	if err != nil {
@@ -280,6 +282,12 @@ func (s *Shard) TransferLeadership(id string) error {
 	}
 	return fmt.Errorf("ERR no member %s in the shard's configuration", id)
 }
+
+// Transferring reports whether this node is handing the shard's leadership
+// to another member (TransferLeadership is under way: RAFT TRANSFER, the
+// leader balancer, a graceful shutdown). Writes proposed meanwhile fail
+// with ErrTransferInProgress without being proposed.
+func (s *Shard) Transferring() bool { return s.transferring.Load() }
 
 // Members returns the shard's latest Raft configuration, sorted by ID.
 func (s *Shard) Members() ([]Member, error) {

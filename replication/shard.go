@@ -78,6 +78,10 @@ type Shard struct {
 	// joining is set while the shard waits for its first entry as a
 	// node being added (shard_join.go: the JOINING marker).
 	joining atomic.Bool
+	// transferring is set while TransferLeadership hands the shard's
+	// leadership to another member: writes are refused unproposed
+	// (ErrTransferInProgress), so their outcome is certain.
+	transferring atomic.Bool
 	// existed: raft state was on disk when the shard opened (before any
 	// bootstrap).
 	existed       bool

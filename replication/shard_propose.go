@@ -20,7 +20,16 @@ func (s *Shard) Propose(cmd wire.Command) (any, error) { return s.ProposeAsync(c
 // ProposeAsync queues a write and returns at once. Writes enter the log in
 // call order, so a connection that issues a pipeline's writes before waiting
 // on any gets them applied in order and shares fsyncs among them.
-func (s *Shard) ProposeAsync(cmd wire.Command) *Pending { return s.batcher.add(cmd) }
+//
+// While the shard's leadership is being transferred (Transferring), a write
+// is not proposed: it fails at once with ErrTransferInProgress, so it was
+// certainly not applied and may be sent to the new leader.
+func (s *Shard) ProposeAsync(cmd wire.Command) *Pending {
+	if s.transferring.Load() {
+		return failedPending(ErrTransferInProgress)
+	}
+	return s.batcher.add(cmd)
+}
 
 // Query answers a read from the local state at the wall clock's time (the
 // keyspace clamps it to its own clock, so a read never sees a key a write

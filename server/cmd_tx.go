@@ -357,6 +357,7 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 	res, err, e := s.settleWrite(cmd, p)
 	unlock()
 	s.afterWrite(c, shard, p, err, e)
+	c.transferRefused = false // an EXEC is never held: it answers the refusal
 	if c.notLeader {
 		// The shard moved away after routing: nothing was applied.
 		c.notLeader = false

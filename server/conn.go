@@ -88,6 +88,10 @@ type Client struct {
 	// notLeader is set when an operation failed because its shard is led
 	// elsewhere: the request is routed again once.
 	notLeader bool
+	// transferRefused is set when a write was refused, unproposed, because
+	// its shard's leadership is being transferred (transfer_hold.go);
+	// holding is set while such a write is held and run here again.
+	transferRefused, holding bool
 	// ups are the client's upstream connections, by raft address.
 	ups router.Upstreams
 	// lastWr is the client's last write, for WAIT.

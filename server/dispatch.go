@@ -169,6 +169,7 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 // elsewhere.
 func (s *Server) runLocal(c *Client, cmd *Command, args [][]byte) Reply {
 	c.notLeader = false
+	c.transferRefused = false
 	var r Reply
 	if cmd.Handler != nil {
 		r = cmd.Handler(c, args)
@@ -181,6 +182,13 @@ func (s *Server) runLocal(c *Client, cmd *Command, args [][]byte) Reply {
 // afterLocal routes a request again when running it here found its shard
 // led elsewhere (nothing was applied); otherwise it returns r.
 func (s *Server) afterLocal(c *Client, cmd *Command, args [][]byte, r Reply) Reply {
+	if c.transferRefused && !c.holding {
+		c.transferRefused = false
+		if r2 := s.holdForTransfer(c, cmd, args); r2 != nil {
+			return r2
+		}
+		return r
+	}
 	if !c.notLeader {
 		return r
 	}

@@ -169,9 +169,20 @@ func (s *Server) forwardAgain(c *Client, cmd *Command, args [][]byte, rt router.
 	// waited out once, as an election is: the request then goes to the
 	// new leader.
 	waited := false
+	var holdEnd time.Time // a write held during a leadership transfer (transfer_hold.go)
+	hold := kind != router.FwdRead && !c.internal && s.config().TransferHoldTimeout > 0
 	for attempt := 0; attempt < router.MaxForwardAttempts && (retry || router.RefusedUnrun(r)); attempt++ {
 		var rt2 router.Route
-		if router.DialFailed(r) {
+		if !retry && hold && transferRefusal(r) {
+			// The leader is handing the shard over: wait for the new
+			// one (not counted as an attempt), or fail as not applied.
+			if !s.holdForwarded(rt.Shard, addr, &holdEnd) {
+				r = errTransferHold
+				break
+			}
+			attempt--
+			rt2 = s.router.RouteShard(rt.Shard, rt.Slot, c.internal)
+		} else if router.DialFailed(r) {
 			if waited {
 				break
 			}

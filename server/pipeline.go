@@ -130,12 +130,17 @@ func (pl *pipeline) drainLocal() {
 	now := time.Now() // one clock read for the batch's commandstats
 	for i, call := range pl.calls {
 		var r Reply
-		pl.c.notLeader = false
+		pl.c.notLeader, pl.c.transferRefused = false, false
 		// Wake-ups and invalidations go out first; the client's own
 		// invalidations are held until send queues its reply, as Redis
 		// sends them after it.
 		s.afterWrite(pl.c, call.shard, call.pend, outs[i].err, outs[i].e)
-		if pl.c.notLeader {
+		if pl.c.transferRefused {
+			// Refused unproposed during a leadership transfer: held
+			// for the new leader (transfer-hold-timeout).
+			pl.c.transferRefused = false
+			r = s.holdForTransfer(pl.c, call.cmd, call.args)
+		} else if pl.c.notLeader {
 			// The shard's leadership moved after the write was
 			// routed here (it was not applied): route it again.
 			pl.c.notLeader = false

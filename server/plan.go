@@ -1,8 +1,10 @@
 package server
 
 import (
+	"errors"
 	"time"
 
+	"streamd/replication"
 	"streamd/replication/wire"
 	"streamd/server/router"
 )
@@ -128,6 +130,10 @@ func (s *Server) afterWrite(c *Client, shard int, p pendingWrite, err error, e w
 func (c *Client) noteWrite(i int, p pendingWrite, err error) {
 	if err != nil && router.IsNotLeader(err) {
 		c.notLeader = true
+		return
+	}
+	if err != nil && errors.Is(err, replication.ErrTransferInProgress) {
+		c.transferRefused = true
 		return
 	}
 	var index uint64

@@ -138,6 +138,7 @@ func (sc collector) Describe(ch chan<- *prometheus.Desc) {
 	describeExtra(ch)
 	describeRetention(ch)
 	describeDelivery(ch)
+	describeTransferHold(ch)
 }
 
 // Collect reads the current figures.
@@ -176,6 +177,7 @@ func (sc collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descMaxMemory, float64(st.MaxMemory.Load()))
 	gauge(descUsedMemory, float64(st.UsedMemory.Load()))
 	collectDelivery(ch, &st.Delivery)
+	collectTransferHold(ch, &st.TransferHold)
 
 	shards := src.Shards()
 	if shards == nil {

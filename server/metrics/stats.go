@@ -45,6 +45,9 @@ type Stats struct {
 	// Delivery counts dead-lettering and visibility redeliveries
 	// (delivery.go); Reset leaves them, as Prometheus counters.
 	Delivery Delivery
+	// TransferHold counts writes held during leadership transfers
+	// (transfer.go); Reset leaves them, as Prometheus counters.
+	TransferHold TransferHold
 
 	// commands maps a command's full name ("xgroup|create") to its row. It
 	// is copy-on-write: Called and Rejected load it without a lock and
