@@ -185,7 +185,13 @@ func (s *Shard) LeaderUnreachable() string {
 	if id == "" {
 		return ""
 	}
-	if since := time.Since(s.raft.LastContact()); since > 2*s.electionTimeout {
+	last := s.raft.LastContact()
+	if last.IsZero() {
+		// Raft learns the leader in the AppendEntries it is handling and
+		// records the contact when done: not yet out of contact.
+		return ""
+	}
+	if since := time.Since(last); since > 2*s.electionTimeout {
 		return fmt.Sprintf("no contact with its leader %s for %s", id, since.Round(time.Millisecond))
 	}
 	return ""
