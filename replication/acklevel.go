@@ -76,6 +76,16 @@ type ackTracker struct {
 
 	// defaultLevel is stream-default-acklevel (wire.AckLevel).
 	defaultLevel atomic.Int32
+	// leaderSeen is set once the state has had a stream at ACKLEVEL
+	// LEADER (the FSM sets it; it stays set). Until then, or while the
+	// default is QUORUM and it is unset, plan counts nothing (active
+	// false): no per-write cost for shards that never use LEADER.
+	leaderSeen atomic.Bool
+	// active is whether plan counted the last batch (batcher goroutine
+	// only). Becoming active clears ready: writes planned while inactive
+	// were not counted, and the barrier a LEADER XADD then waits for is
+	// applied after all of them.
+	active bool
 	// Counters for INFO/metrics: XADDs answered early, XADDs at LEADER
 	// level that waited for the quorum, and early answers whose applied
 	// result differed (a bug: logged).
@@ -226,8 +236,16 @@ func keepsLastID(cmd wire.Command) []string {
 // streams it can (rewriting their commands to explicit IDs). It runs on
 // the batcher goroutine before the entry is handed to raft.
 func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
+	if wire.AckLevel(t.defaultLevel.Load()) != wire.AckLeader && !t.leaderSeen.Load() {
+		t.active = false
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !t.active {
+		t.active = true
+		t.clearReady()
+	}
 	if t.keys == nil {
 		t.keys = map[dbKey]*keyTrack{}
 	}

@@ -234,7 +234,7 @@ func (b *batcher) send(batch []*Pending) {
 		e.Cmds[i] = p.cmd
 	}
 	data := e.Append(nil)
-	if ab.early != nil {
+	if ab != nil && ab.early != nil {
 		b.s.durable.watch(data, ab.early)
 	}
 	// Bounded enqueue: raft's apply queue is full only when the log has
@@ -249,7 +249,7 @@ func (b *batcher) send(batch []*Pending) {
 	})
 	go func() {
 		err := f.Error()
-		if ab.early != nil {
+		if ab != nil && ab.early != nil {
 			b.s.durable.unwatch(data)
 		}
 		if err != nil {

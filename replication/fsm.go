@@ -76,6 +76,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			res[j] = wire.Outcome{Result: r, Err: err}
 			n += commandChanges(cmd)
 			aclChanged = aclChanged || wire.IsACL(cmd)
+			if err == nil && state.SetsAckLeader(cmd) {
+				f.s.acks.leaderSeen.Store(true)
+			}
 		}
 		out[i] = res
 	}
@@ -145,6 +148,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.s.mu.Lock()
 	ks.SetCounters(f.s.ks.Counters())
 	f.s.ks = ks
+	if ks.AnyAckLeader() {
+		f.s.acks.leaderSeen.Store(true)
+	}
 	f.s.noteApplied(index)
 	f.s.mu.Unlock()
 	f.s.aclChanged()

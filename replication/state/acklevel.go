@@ -78,3 +78,36 @@ func (ks *Keyspace) DeadLetters(db int, key, group string, nowMs int64) bool {
 	g := o.Groups.Get(group)
 	return g != nil && g.Config.DeadLetterKey != ""
 }
+
+// AnyAckLeader reports whether some stream has ACKLEVEL LEADER (the
+// proposer's ack tracker stays idle until one has, or until
+// stream-default-acklevel is leader). O(keys): for a snapshot restore.
+func (ks *Keyspace) AnyAckLeader() bool {
+	for _, d := range ks.dbs {
+		if d == nil {
+			continue
+		}
+		for _, o := range d.keys {
+			if o.AckLevel == wire.AckLeader {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SetsAckLeader reports whether cmd (or a command of an EXEC) is an
+// XCFGSET ACKLEVEL LEADER.
+func SetsAckLeader(cmd wire.Command) bool {
+	switch c := cmd.(type) {
+	case wire.XCfgSet:
+		return c.AckLevel == wire.AckLeader
+	case wire.Exec:
+		for _, op := range c.Ops {
+			if x, ok := op.(wire.Command); ok && SetsAckLeader(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
