@@ -154,7 +154,7 @@ func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
 // add queues a proposal; it fails at once if the batcher is closed.
 func (b *batcher) add(cmd wire.Command) *Pending {
 	p := &Pending{cmd: cmd, done: make(chan struct{})}
-	if _, ok := cmd.(wire.XAdd); ok {
+	if _, ok := cmd.(wire.XAdd); ok && b.s.acks.measuring() {
 		p.start = time.Now()
 	}
 	b.mu.Lock()

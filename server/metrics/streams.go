@@ -35,7 +35,7 @@ var (
 		"Time of each fsync of the shard's log (wal: a segment fsync; bolt: a committing transaction with its fsyncs, and each everysec sync).",
 		shardLabel, nil)
 	descXAddAck = prometheus.NewDesc("streamd_xadd_ack_duration_seconds",
-		"Time from proposing an XADD to answering it, by shard and ack level: quorum (committed on a majority and applied) or leader (ACKLEVEL LEADER: durable in this leader's log).",
+		"Time from proposing an XADD to answering it, by shard and ack level: quorum (committed on a majority and applied) or leader (ACKLEVEL LEADER: durable in this leader's log); recorded once the shard uses ACKLEVEL LEADER.",
 		[]string{"shard", "acklevel"}, nil)
 
 	descStreams = prometheus.NewDesc("streamd_streams",
