@@ -283,7 +283,7 @@ func (t *ackTracker) plan(s *Shard, batch []*Pending, now int64) *ackBatch {
 				}
 				ab.early.items = append(ab.early.items, p)
 				ab.early.ids = append(ab.early.ids, id)
-				p.early, p.assignedID, p.applied = ab.early, id, make(chan struct{})
+				p.early, p.lead = ab.early, &leadPending{id: id, applied: make(chan struct{})}
 				continue
 			}
 		}
@@ -462,7 +462,7 @@ func (eb *earlyBatch) stored(index, term uint64) {
 	for i, p := range eb.items {
 		p.index = index
 		p.res = eb.ids[i]
-		p.leaderAcked = true
+		p.lead.acked = true
 		eb.t.leaderLat.observe(now.Sub(p.start))
 		close(p.done)
 	}
@@ -474,12 +474,12 @@ func (eb *earlyBatch) stored(index, term uint64) {
 // (they cannot differ unless the projection is wrong: then it is logged
 // and counted, and the client that got the early answer was misled).
 func (s *Shard) checkAssigned(p *Pending, out wire.Outcome) {
-	if id, ok := out.Result.(streams.ID); ok && out.Err == nil && id == p.assignedID {
+	if id, ok := out.Result.(streams.ID); ok && out.Err == nil && id == p.lead.id {
 		return
 	}
 	s.acks.mismatches.Add(1)
 	s.opts.Logger.Error("ACKLEVEL LEADER: an XADD applied otherwise than assigned",
-		"assigned", p.assignedID.String(), "result", out.Result, "err", out.Err)
+		"assigned", p.lead.id.String(), "result", out.Result, "err", out.Err)
 }
 
 // durableLogs wraps raft's log store to tell the batcher when an entry it

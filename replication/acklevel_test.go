@@ -45,7 +45,7 @@ func waitLeaderAcks(t *testing.T, s *Shard, key string) {
 		if _, ok := p.LeaderAcked(); !ok {
 			return errors.New("not answered at LEADER level yet")
 		}
-		<-p.applied
+		<-p.lead.applied
 		return nil
 	})
 }
@@ -256,7 +256,7 @@ func TestAckLevelLeaderCanLose(t *testing.T) {
 		}
 	}
 	// The applied outcome tells the lost entry's fate.
-	<-pl.applied
+	<-pl.lead.applied
 	if _, err := pl.Applied(); err == nil {
 		t.Fatal("the lost entry's outcome reads as applied")
 	}

@@ -41,12 +41,10 @@ type Pending struct {
 	// (nil: none); leaderAcked is set when done was closed at local
 	// durability; applied is closed, and lateRes/lateErr set, once the
 	// entry resolved.
-	early       *earlyBatch
-	leaderAcked bool
-	applied     chan struct{}
-	lateRes     any
-	lateErr     error
-	assignedID  streams.ID
+	early *earlyBatch
+	// lead is the rest of an assigned XADD's state (nil for every other
+	// write, so a Pending stays small).
+	lead *leadPending
 	// start is when an XADD was proposed (zero for other writes), for
 	// the answer latency histograms (acklevel_stats.go).
 	start time.Time
@@ -72,16 +70,28 @@ func (p *Pending) Index() uint64 { return p.index }
 // has resolved (Applied tells how); its effects (wake-ups, WATCH,
 // tracking) belong to that moment.
 func (p *Pending) LeaderAcked() (applied <-chan struct{}, ok bool) {
-	if !p.leaderAcked {
+	if p.lead == nil || !p.lead.acked {
 		return nil, false
 	}
-	return p.applied, true
+	return p.lead.applied, true
 }
 
 // Applied returns the outcome of a LeaderAcked write's entry once applied
 // is closed: its result as applied (the same ID), or the error that ended
 // it (the acknowledged entry was then lost, or its fate is unknown).
-func (p *Pending) Applied() (any, error) { return p.lateRes, p.lateErr }
+func (p *Pending) Applied() (any, error) { return p.lead.res, p.lead.err }
+
+// leadPending is an XADD's state once its ID was assigned at ACKLEVEL
+// LEADER: acked is set when done was closed at local durability; applied
+// is closed, and res/err set, once the entry resolved; id is the ID it was
+// answered with.
+type leadPending struct {
+	acked   bool
+	applied chan struct{}
+	res     any
+	err     error
+	id      streams.ID
+}
 
 func (p *Pending) resolve(res any, err error) { p.settle(res, err, 0) }
 
@@ -95,11 +105,11 @@ func (p *Pending) settle(res any, err error, index uint64) (early bool) {
 		answered := eb.answered
 		eb.mu.Unlock()
 		if answered {
-			p.lateRes, p.lateErr, p.cmd = res, err, nil
-			close(p.applied)
+			p.lead.res, p.lead.err, p.cmd = res, err, nil
+			close(p.lead.applied)
 			return true
 		}
-		close(p.applied)
+		close(p.lead.applied)
 	}
 	p.index = index
 	p.res, p.err, p.cmd = res, err, nil
