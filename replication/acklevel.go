@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"streamd/replication/logstore"
 	"streamd/replication/state"
 	"streamd/replication/wire"
 	"streamd/streams"
@@ -91,7 +92,7 @@ type ackTracker struct {
 	// result differed (a bug: logged).
 	leaderAcked, fellBack, mismatches atomic.Int64
 	// quorumLat and leaderLat are the XADD answer latencies by level.
-	quorumLat, leaderLat ackHist
+	quorumLat, leaderLat logstore.LatencyHist
 }
 
 // ackBatch is what plan counted for one entry, undone by done.
@@ -463,7 +464,7 @@ func (eb *earlyBatch) stored(index, term uint64) {
 		p.index = index
 		p.res = eb.ids[i]
 		p.lead.acked = true
-		eb.t.leaderLat.observe(now.Sub(p.start))
+		eb.t.leaderLat.Observe(now.Sub(p.start))
 		close(p.done)
 	}
 	eb.t.leaderAcked.Add(int64(len(eb.items)))

@@ -35,7 +35,7 @@ type boltStore struct {
 	wmu sync.Mutex
 	// hist times each fsync: a committing transaction while NoSync is off
 	// (bbolt fsyncs twice inside it) and each Sync (fsync_stats.go).
-	hist fsyncHist
+	hist LatencyHist
 	lock *dirLock // nil when opened without Open
 	// errs is the last failed write, for LastWriteError.
 	errs lastErr
@@ -46,7 +46,7 @@ type boltStore struct {
 func (s *boltStore) LastWriteError() error { return s.errs.get() }
 
 // FsyncStats returns the histogram of the committing transactions and Syncs.
-func (s *boltStore) FsyncStats() FsyncStats { return s.hist.snapshot() }
+func (s *boltStore) FsyncStats() FsyncStats { return s.hist.Snapshot() }
 
 // Kind returns Bolt.
 func (s *boltStore) Kind() string { return Bolt }

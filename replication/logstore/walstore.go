@@ -256,7 +256,7 @@ func (s *walStore) Path() string { return s.dir }
 func (s *walStore) StablePath() string { return filepath.Join(s.dir, metadb.FileName) }
 
 // FsyncStats returns the histogram of the segment fsyncs.
-func (s *walStore) FsyncStats() FsyncStats { return s.vfs.hist.snapshot() }
+func (s *walStore) FsyncStats() FsyncStats { return s.vfs.hist.Snapshot() }
 
 // syncVFS is raft-wal's file layer with appendfsync everysec underneath: while
 // noSync is set a writable file's Sync only records it as dirty.
@@ -266,7 +266,7 @@ type syncVFS struct {
 	noSync bool
 	dirty  map[*syncFile]struct{}
 	// hist times every segment fsync (fsync_stats.go).
-	hist fsyncHist
+	hist LatencyHist
 	// failSync, if set (tests), is the error of the next segment fsync.
 	failSync error
 }
