@@ -465,7 +465,7 @@ func (eb *earlyBatch) stored(index, term uint64) {
 		p.res = eb.ids[i]
 		p.lead.acked = true
 		eb.t.leaderLat.Observe(now.Sub(p.start))
-		close(p.done)
+		p.done.Done()
 	}
 	eb.t.leaderAcked.Add(int64(len(eb.items)))
 	eb.b.release()

@@ -152,8 +152,10 @@ func TestClusterNoQuorumOutcomeUnknown(t *testing.T) {
 	// Queued behind the first: sent once it has timed out.
 	pend = append(pend, l.shard.ProposeAsync(xadd("s", "f", "b")), l.shard.ProposeAsync(xadd("s", "f", "c")))
 	for i, p := range pend {
+		waited := make(chan struct{})
+		go func() { p.Wait(); close(waited) }()
 		select {
-		case <-p.Done():
+		case <-waited:
 		case <-time.After(10 * bound):
 			t.Fatalf("write %d unresolved after %v", i, time.Since(start))
 		}

@@ -57,7 +57,8 @@ func (a *accessTimes) touch(op wire.Op, now time.Time) {
 	if noTouch(op) {
 		return
 	}
-	keys := op.Keys()
+	var buf [1]string
+	keys := wire.AppendKeys(buf[:0], op)
 	if len(keys) == 0 {
 		return
 	}

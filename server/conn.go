@@ -67,6 +67,9 @@ type Client struct {
 	// once per batch and knows where a client's pipeline ends. Set by
 	// accept before the connection goroutine starts.
 	reqs chan []request
+	// spare carries batches the connection goroutine has run back to the
+	// reader, to be filled again instead of allocated (newBatch).
+	spare chan []request
 	// backlog counts the requests the reader parsed that the connection
 	// goroutine has not started yet (the pipelined backlog).
 	backlog atomic.Int64
@@ -335,6 +338,7 @@ func (s *Server) serveClient(c *Client) {
 				pl.drain()
 			}
 		}
+		c.reuseBatch(batch)
 		if len(reqs) == 0 {
 			if c.flush() != nil {
 				return
@@ -404,8 +408,8 @@ func (c *Client) readLoop(reqs chan<- []request) {
 			}
 			return
 		}
-		batch := make([]request, 1, 8)
-		batch[0].args = args
+		batch := c.newBatch()
+		batch = append(batch, request{args: args})
 		collecting = true
 		for len(batch) < maxPipeline && rr.Buffered() > 0 {
 			more, ok := rr.ReadBuffered()
@@ -418,6 +422,25 @@ func (c *Client) readLoop(reqs chan<- []request) {
 		if !send(batch) {
 			return
 		}
+	}
+}
+
+// newBatch returns an empty batch for the reader to fill: one the
+// connection goroutine gave back, or a new one.
+func (c *Client) newBatch() []request {
+	select {
+	case b := <-c.spare:
+		return b
+	default:
+		return make([]request, 0, 16)
+	}
+}
+
+// reuseBatch gives a run batch (its requests cleared) back to the reader.
+func (c *Client) reuseBatch(b []request) {
+	select {
+	case c.spare <- b[:0]:
+	default:
 	}
 }
 

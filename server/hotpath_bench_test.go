@@ -21,9 +21,12 @@ import (
 
 // hotPathServer serves a durable everysec shard on 127.0.0.1:0 and returns
 // its address; everything stops when b ends.
-func hotPathServer(b *testing.B) string {
+func hotPathServer(b *testing.B) string { return hotPathServerFsync(b, replication.FsyncEverySec) }
+
+// hotPathServerFsync is hotPathServer with the given appendfsync policy.
+func hotPathServerFsync(b *testing.B, fsync replication.FsyncPolicy) string {
 	b.Helper()
-	sh, err := replication.Open(replication.Options{Dir: b.TempDir(), Fsync: replication.FsyncEverySec,
+	sh, err := replication.Open(replication.Options{Dir: b.TempDir(), Fsync: fsync,
 		Logger: pquietLog()})
 	if err != nil {
 		b.Fatalf("open shard: %v", err)
@@ -154,11 +157,18 @@ func drive(b *testing.B, addr string, conns, depth int, cmd func(conn, i int) []
 	}
 }
 
-func benchXAdd(b *testing.B, depth int) {
-	addr := hotPathServer(b)
+func benchXAdd(b *testing.B, depth int) { benchXAddFsync(b, depth, 16, replication.FsyncEverySec) }
+
+func benchXAddFsync(b *testing.B, depth, conns int, fsync replication.FsyncPolicy) {
+	addr := hotPathServerFsync(b, fsync)
 	req := encodeCommand("XADD", "s", "*", "f", "v")
-	drive(b, addr, 16, depth, func(int, int) []byte { return req })
+	drive(b, addr, conns, depth, func(int, int) []byte { return req })
 }
+
+// BenchmarkHotPathXAddDurableP16 is redis-benchmark -c 50 -P 16 XADD s * f v
+// against the durable default (appendfsync always): group commit, one
+// fsync per log entry.
+func BenchmarkHotPathXAddDurableP16(b *testing.B) { benchXAddFsync(b, 16, 50, replication.FsyncAlways) }
 
 // BenchmarkHotPathXAddP16 is redis-benchmark -P 16 XADD s * f v.
 func BenchmarkHotPathXAddP16(b *testing.B) { benchXAdd(b, 16) }

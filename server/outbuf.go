@@ -67,6 +67,12 @@ type outBuf struct {
 	// invalidation never overtakes the reply carrying the value it
 	// invalidates (the client would cache that value for good).
 	hold bool
+	// enc renders replies (reply), kept so that rendering one allocates
+	// nothing; encBusy is set while it is in use, encStart is where the
+	// reply being rendered began in buf.
+	enc      resp.Encoder
+	encBusy  bool
+	encStart int
 }
 
 // init sets up the condition variable; newClient calls it.
@@ -206,19 +212,25 @@ func (c *Client) reply(r Reply) {
 	ob.mu.Lock()
 	if ob.err == nil {
 		ob.hold = true // released by releaseLocked below
-		n := len(ob.buf)
-		enc := resp.Encoder{Buf: ob.buf, Proto: c.Proto(), Limit: replyFlushAt}
-		enc.Flush = func(b []byte) ([]byte, bool) {
-			ob.buf = b
-			ob.queued += int64(len(b) - n)
-			c.writeOutLocked()
-			n = len(ob.buf)
-			return ob.buf, ob.err == nil
-		}
-		enc.Reply(r)
-		if ob.err == nil {
-			ob.buf = enc.Buf
-			ob.queued += int64(len(enc.Buf) - n)
+		if ob.encBusy {
+			// Never expected (only the connection goroutine renders
+			// replies), but a second renderer must not share enc.
+			c.renderSeparately(r)
+		} else {
+			ob.encBusy = true
+			ob.encStart = len(ob.buf)
+			if ob.enc.Flush == nil {
+				ob.enc.Flush = c.encFlush // bound once per client
+			}
+			enc := &ob.enc
+			enc.Reset(ob.buf, c.Proto(), replyFlushAt)
+			enc.Reply(r)
+			if ob.err == nil {
+				ob.buf = enc.Buf
+				ob.queued += int64(len(enc.Buf) - ob.encStart)
+			}
+			enc.Buf = nil
+			ob.encBusy = false
 		}
 	}
 	c.releaseLocked()
@@ -227,6 +239,39 @@ func (c *Client) reply(r Reply) {
 	if big {
 		c.flush()
 	}
+}
+
+// renderSeparately is reply's rendering with an encoder of its own (ob.mu
+// held, ob.err nil).
+func (c *Client) renderSeparately(r Reply) {
+	ob := &c.out
+	n := len(ob.buf)
+	enc := resp.Encoder{Buf: ob.buf, Proto: c.Proto(), Limit: replyFlushAt}
+	enc.Flush = func(b []byte) ([]byte, bool) {
+		ob.buf = b
+		ob.queued += int64(len(b) - n)
+		c.writeOutLocked()
+		n = len(ob.buf)
+		return ob.buf, ob.err == nil
+	}
+	enc.Reply(r)
+	if ob.err == nil {
+		ob.buf = enc.Buf
+		ob.queued += int64(len(enc.Buf) - n)
+	}
+}
+
+// encFlush is the reply encoder's Flush: it queues what was rendered since
+// encStart, writes it out (ob.mu held, released while writing) and returns
+// the buffer to go on in. Bound once per client, so rendering allocates no
+// closure.
+func (c *Client) encFlush(b []byte) ([]byte, bool) {
+	ob := &c.out
+	ob.buf = b
+	ob.queued += int64(len(b) - ob.encStart)
+	c.writeOutLocked()
+	ob.encStart = len(ob.buf)
+	return ob.buf, ob.err == nil
 }
 
 // writeOutLocked writes everything queued so far as the active writer,

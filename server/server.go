@@ -269,7 +269,7 @@ func (s *Server) ServeInternal(nc net.Conn) {
 	}
 	c := newClient(s, nc, s.nextClientID.Add(1), true)
 	c.internal = true
-	c.reqs = make(chan []request, reqQueue)
+	c.reqs, c.spare = make(chan []request, reqQueue), make(chan []request, 2)
 	s.clients[c.id] = c
 	s.internalClients++
 	s.wg.Add(1)
@@ -426,7 +426,7 @@ func (s *Server) accept(nc net.Conn, tlsCfg *tls.Config) {
 	}
 	c := newClient(s, nc, s.nextClientID.Add(1), s.defaultAuthed())
 	c.setUser("default")
-	c.reqs = make(chan []request, reqQueue)
+	c.reqs, c.spare = make(chan []request, reqQueue), make(chan []request, 2)
 	s.clients[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()

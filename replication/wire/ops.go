@@ -40,6 +40,22 @@ type Base struct {
 // Keys returns the operation's key.
 func (b Base) Keys() []string { return []string{b.Key} }
 
+// AppendKeys appends op's keys to dst: Keys without its allocation for
+// the single-key stream writes of the hot path.
+func AppendKeys(dst []string, op Op) []string {
+	switch o := op.(type) {
+	case XAdd:
+		return append(dst, o.Key)
+	case XAck:
+		return append(dst, o.Key)
+	case XDel:
+		return append(dst, o.Key)
+	case XTrim:
+		return append(dst, o.Key)
+	}
+	return append(dst, op.Keys()...)
+}
+
 // Database returns the operation's database.
 func (b Base) Database() int { return b.DB }
 

@@ -28,6 +28,12 @@ type Streamer interface {
 	StreamRESP(e *Encoder)
 }
 
+// Reset makes e render into buf with proto and limit (Flush is kept), as a
+// new Encoder would.
+func (e *Encoder) Reset(buf []byte, proto, limit int) {
+	e.Buf, e.Proto, e.Limit, e.stopped = buf, proto, limit, false
+}
+
 // Stopped reports whether Flush failed: the rest of the reply is dropped.
 func (e *Encoder) Stopped() bool { return e.stopped }
 

@@ -48,6 +48,10 @@ type RequestReader struct {
 	maxBulk func() int64
 	// authed returns whether the client may send large requests.
 	authed func() bool
+	// argChunk and byteChunk are where ReadBuffered carves the argument
+	// slices and bytes of small requests from (arena.go).
+	argChunk  [][]byte
+	byteChunk []byte
 }
 
 // NewRequestReader reads requests from r. maxBulk returns the current
@@ -104,8 +108,9 @@ const (
 // ReadBuffered parses one multibulk request if all of it is already in the
 // read buffer and it has the common well-formed shape ("\r\n" line ends,
 // plain decimal lengths, within every limit); it then consumes it and
-// returns its arguments, which share one new allocation (each capped at its
-// length, so an append to one cannot reach the next). Otherwise it consumes
+// returns its arguments, carved from chunks shared with other requests
+// (each capped at its length, so an append to one cannot reach the next;
+// see arena.go). Otherwise it consumes
 // nothing and returns false, never blocking: ReadCommand's general path
 // reads the request and gives Redis's exact errors.
 func (rr *RequestReader) ReadBuffered() ([][]byte, bool) {
@@ -150,8 +155,8 @@ func (rr *RequestReader) ReadBuffered() ([][]byte, bool) {
 		p = q + size + 2 // Redis skips the two bytes after a bulk unchecked
 		total += size
 	}
-	buf := make([]byte, total)
-	args := make([][]byte, n)
+	buf := rr.takeBytes(total)
+	args := rr.takeArgs(n)
 	off := 0
 	for i, q := 0, start; i < n; i++ {
 		size, d, _ := parseLenCRLF(b, q+1)
