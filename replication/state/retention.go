@@ -293,8 +293,12 @@ func (ks *Keyspace) noteGroupActivity(cmd wire.Command, err error, nowMs int64) 
 		return
 	}
 	note := func(db int, key, group string) {
-		if o := ks.db(db).keys[key]; o != nil && o.Ret != nil && o.Ret.idleMs > 0 && o.Groups.Get(group) != nil {
-			o.Ret.activityMs[group] = nowMs
+		if o := ks.db(db).keys[key]; o != nil && o.Ret != nil && o.Ret.idleMs > 0 {
+			if g := o.Groups.Get(group); g != nil {
+				// Keyed by the group's own name, not the command's copy
+				// of it: the map holds no string of its own (memory.go).
+				o.Ret.activityMs[g.Name] = nowMs
+			}
 		}
 	}
 	switch c := cmd.(type) {
