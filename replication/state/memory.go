@@ -44,11 +44,13 @@ type dirtyKey struct {
 // keyMemory is what key holds besides its deadline: its overhead in the
 // database's map and SCAN order, its name, its Object (ACKLEVEL is a field
 // of it), its stream (counted, see streams.Stream.Memory), its groups (with
-// their XGROUP CONFIG: groups.Group.MemoryUsage) and its retention state
-// (settings, counters, the groups' activity: Retention.memory). Only the
+// their XGROUP CONFIG: groups.Group.MemoryUsage), its retention state
+// (settings, counters, the groups' activity: Retention.memory) and its
+// IDMP producers and iids (IDMP.memory). Only the
 // goroutine that applies writes may call it.
 func keyMemory(key string, o *Object) int64 {
-	return KeyOverhead + memsize.String(len(key)) + objectBytes + o.Stream.Memory() + o.Groups.MemoryUsage() + o.Ret.memory()
+	return KeyOverhead + memsize.String(len(key)) + objectBytes + o.Stream.Memory() + o.Groups.MemoryUsage() + o.Ret.memory() +
+		o.IDMP.memory()
 }
 
 // retentionBytes is a Retention's allocation.
@@ -102,7 +104,7 @@ func (ks *Keyspace) memoryUsage(q wire.MemoryUsage, nowMs int64) (any, error) {
 		return nil, nil
 	}
 	size := KeyOverhead + memsize.String(len(q.Key)) + objectBytes + o.Stream.MemoryUsage(q.Samples) + o.Groups.MemoryUsage() +
-		o.Ret.memory()
+		o.Ret.memory() + o.IDMP.memory()
 	if _, ok := ks.db(q.DB).expires[q.Key]; ok {
 		size += ExpireOverhead
 	}

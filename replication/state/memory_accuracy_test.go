@@ -119,6 +119,22 @@ var memShapes = []memShape{
 		}
 		mustApply(t, ks, wire.XNack{Base: base(key), Group: "g", IDs: ids, RetryCount: -1}, 4000)
 	}},
+	{"IDMP, many producers", 1, func(t *testing.T, ks *Keyspace, key string) {
+		// 300 producers, each at the default IDMP-MAXSIZE (100) after
+		// evictions, with the stream's entries.
+		for i := 0; i < 40_000; i++ {
+			mustApply(t, ks, wire.XAdd{Base: base(key), ID: streams.IDSpec{Auto: true}, Fields: fv("f", "v"), Trim: wire.Trim{Limit: -1},
+				IDMP: wire.IDMP{PID: fmt.Sprintf("producer-%03d", i%300), IID: fmt.Sprintf("message-%08d", i)}}, 1000)
+		}
+	}},
+	{"IDMP, one producer, large IDMP-MAXSIZE", 1, func(t *testing.T, ks *Keyspace, key string) {
+		mustApply(t, ks, wire.XAdd{Base: base(key), ID: streams.IDSpec{Auto: true}, Fields: fv("f", "v"), Trim: wire.Trim{Limit: -1}}, 1000)
+		mustApply(t, ks, wire.XCfgSet{Base: base(key), Duration: 1000, MaxSize: 10_000}, 1000)
+		for i := 0; i < 12_000; i++ {
+			mustApply(t, ks, wire.XAdd{Base: base(key), ID: streams.IDSpec{Auto: true}, Fields: fv("f", "v"), Trim: wire.Trim{Limit: -1},
+				IDMP: wire.IDMP{PID: "producer", IID: fmt.Sprintf("message-%08d", i)}}, 1000)
+		}
+	}},
 	{"keys with deadlines", 1000, func(t *testing.T, ks *Keyspace, key string) {
 		addN(t, ks, key, 3, fv("f", "v"), 1000)
 		mustApply(t, ks, wire.Expire{Base: base(key), Ms: 1 << 50}, 1000)
