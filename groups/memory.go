@@ -20,12 +20,15 @@ func consumerMemory(c *Consumer) int64 {
 }
 
 // MemoryUsage returns the bytes the group takes (MEMORY USAGE, INFO
-// used_memory): the group and its name, its consumers (each its struct, its
+// used_memory): the group and its name, its XGROUP CONFIG (the settings
+// and the dead-lettered count are fields of the group; the dead-letter
+// stream's name is its own string), its consumers (each its struct, its
 // name and its slot in the consumer list, counted as they come and go) and
 // its pending entries list with the consumers' indexes (PEL.MemoryUsage).
 // It costs O(1).
 func (g *Group) MemoryUsage() int64 {
-	n := groupBytes + memsize.String(len(g.Name)) + memsize.Class(int64(cap(g.consumers))*ptrBytes)
+	n := groupBytes + memsize.String(len(g.Name)) + memsize.String(len(g.Config.DeadLetterKey)) +
+		memsize.Class(int64(cap(g.consumers))*ptrBytes)
 	return n + g.consumerBytes + g.PEL.MemoryUsage()
 }
 

@@ -394,3 +394,27 @@ func TestAckLevelLeaderKill(t *testing.T) {
 		}
 	}
 }
+
+// TestAckLevelRestoredLeaderStream: a stream RESTOREd with ACKLEVEL LEADER
+// on a shard that never had one (nor the default) is answered early like
+// one set by XCFGSET: the FSM wakes the idle tracker for it.
+func TestAckLevelRestoredLeaderStream(t *testing.T) {
+	src := mustOpen(t, Options{})
+	propose(t, src, xadd("s", "f", "v"))
+	setAckLevel(t, src, "s", wire.AckLeader)
+	p, err := src.Query(wire.Dump{Base: wire.Base{Key: "s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustOpen(t, Options{})
+	propose(t, s, xadd("q", "f", "v"))
+	propose(t, s, wire.Restore{Base: wire.Base{Key: "r"}, Payload: p.([]byte)})
+	waitLeaderAcks(t, s, "r")
+	pq := s.ProposeAsync(xadd("q", "f", "v"))
+	if _, err := pq.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, early := pq.LeaderAcked(); early {
+		t.Fatal("an XADD to a QUORUM stream was answered early")
+	}
+}

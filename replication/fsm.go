@@ -76,7 +76,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			res[j] = wire.Outcome{Result: r, Err: err}
 			n += commandChanges(cmd)
 			aclChanged = aclChanged || wire.IsACL(cmd)
-			if err == nil && state.SetsAckLeader(cmd) {
+			if (err == nil && state.SetsAckLeader(cmd)) || f.s.ks.TakeRestoredAckLeader() {
 				f.s.acks.leaderSeen.Store(true)
 			}
 		}

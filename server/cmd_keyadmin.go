@@ -8,6 +8,7 @@ import (
 
 	"streamd/replication/state"
 	"streamd/replication/wire"
+	"streamd/server/router"
 	"streamd/server/xreply"
 )
 
@@ -236,6 +237,19 @@ func (s *Server) cmdRESTORE(c *Client, args [][]byte) (*Plan, Reply) {
 	}
 	op.TTLMs = ttl
 	op.Payload = args[3]
+	if s.router.Spread() || s.router.ClusterMode() {
+		// The payload's dead-letter streams must live with the key, as
+		// XGROUP CONFIG's DEADLETTER must.
+		if dlqs := state.DumpDeadLetterKeys(op.Payload); len(dlqs) > 0 {
+			keys := [][]byte{args[1]}
+			for _, k := range dlqs {
+				keys = append(keys, []byte(k))
+			}
+			if rt := s.router.Route(keys, true); rt.Kind == router.Refuse && rt.Reply == router.ErrCrossSlot {
+				return nil, rt.Reply
+			}
+		}
+	}
 	db, key := op.DB, op.Key
 	return &Plan{Op: op, Format: func(res any, err error) Reply {
 		if err != nil {

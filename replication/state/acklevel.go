@@ -96,6 +96,18 @@ func (ks *Keyspace) AnyAckLeader() bool {
 	return false
 }
 
+// TakeRestoredAckLeader reports whether a RESTORE applied since the last
+// call made a stream with ACKLEVEL LEADER (which SetsAckLeader cannot tell
+// from the command: the level is in the payload), and forgets it. The FSM
+// calls it after each command, as it calls SetsAckLeader.
+func (ks *Keyspace) TakeRestoredAckLeader() bool {
+	if !ks.restoredAckLeader {
+		return false
+	}
+	ks.restoredAckLeader = false
+	return true
+}
+
 // SetsAckLeader reports whether cmd (or a command of an EXEC) is an
 // XCFGSET ACKLEVEL LEADER.
 func SetsAckLeader(cmd wire.Command) bool {

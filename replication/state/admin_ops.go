@@ -54,7 +54,9 @@ func (ks *Keyspace) copyKey(c wire.Copy, nowMs int64) (any, error) {
 // arguments and the payload's checksum: BUSYKEY when the key exists
 // without REPLACE, "Bad data format" for a payload that does not decode;
 // with REPLACE the old value goes; a deadline already past leaves the key
-// absent (and answers OK, as Redis).
+// absent (and answers OK, as Redis). The payload's settings (ACKLEVEL,
+// retention, GROUP-IDLE-EXPIRE, each group's XGROUP CONFIG) come with it;
+// its groups' idle times start at the RESTORE (restartGroupActivity).
 func (ks *Keyspace) restore(c wire.Restore, nowMs int64) (any, error) {
 	d := ks.db(c.DB)
 	exists := ks.lookupWrite(c.DB, c.Key, nowMs) != nil
@@ -74,6 +76,10 @@ func (ks *Keyspace) restore(c wire.Restore, nowMs int64) (any, error) {
 	}
 	if deadline != 0 && deadline <= nowMs {
 		return nil, nil
+	}
+	o.restartGroupActivity(nowMs)
+	if o.AckLevel == wire.AckLeader {
+		ks.restoredAckLeader = true
 	}
 	d.add(c.Key, o)
 	if deadline != 0 {

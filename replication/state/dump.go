@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc64"
+	"slices"
 )
 
 // DUMP's payload: one key's value (its stream, consumer groups, consumers
@@ -93,4 +94,24 @@ func undumpObject(p []byte) (*Object, error) {
 		return nil, ErrBadDumpData
 	}
 	return o, nil
+}
+
+// DumpDeadLetterKeys returns the dead-letter streams (XGROUP CONFIG
+// DEADLETTER) the groups of a DUMP payload name, in group order without
+// repeats; nil for a payload without any or that does not restore. RESTORE
+// routes them with its key, as XGROUP CONFIG routes its DEADLETTER: a
+// group must not dead-letter into another shard's (cluster mode: slot's)
+// key.
+func DumpDeadLetterKeys(p []byte) []string {
+	o, err := undumpObject(p)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, g := range o.Groups.All() {
+		if k := g.Config.DeadLetterKey; k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -68,6 +68,14 @@ func FuzzRestorePayload(f *testing.F) {
 	if got := resealDump(dumpRecords(p.([]byte), 3)); string(got) != string(p.([]byte)) {
 		f.Fatalf("resealDump does not rebuild the IDMP payload")
 	}
+	// A stream with every issue #15 setting: its ACKLEVEL, retention and
+	// group config records.
+	broker := dumpOf(&testing.T{}, brokerKeyspace(&testing.T{}), 0, "s")
+	records := binary.BigEndian.Uint64(broker[len(broker)-dumpFooterLen-20:])
+	f.Add(dumpRecords(broker, byte(records)))
+	if got := resealDump(dumpRecords(broker, byte(records))); string(got) != string(broker) {
+		f.Fatalf("resealDump does not rebuild the broker settings payload")
+	}
 	f.Add([]byte{})
 	f.Add([]byte{1, 3, 0, 0})
 	f.Fuzz(func(t *testing.T, body []byte) {

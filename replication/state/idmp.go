@@ -60,6 +60,8 @@ type IDMP struct {
 	head, tail         *iidRec
 	iids               int64
 	added, duplicates  int64
+	// mem is what the producers and their iids hold (idmp_memory.go).
+	mem int64
 }
 
 // newIDMP returns an empty state with the given settings.
@@ -129,8 +131,10 @@ func (m *IDMP) insert(pid, iid string, id streams.ID, atMs int64) {
 	if p == nil {
 		p = &producer{pid: pid, iids: map[string]*iidRec{}}
 		m.producers[pid] = p
+		m.mem += producerMemory(p)
 	}
 	r := &iidRec{iid: iid, id: id, atMs: atMs, p: p}
+	m.mem += iidMemory(r, len(p.iids))
 	p.iids[iid] = r
 	if p.tail == nil {
 		p.head = r
@@ -152,10 +156,12 @@ func (m *IDMP) insert(pid, iid string, id streams.ID, atMs int64) {
 func (m *IDMP) removeHead(p *producer) {
 	r := p.head
 	delete(p.iids, r.iid)
+	m.mem -= iidMemory(r, len(p.iids))
 	p.head = r.pNext
 	if p.head == nil {
 		p.tail = nil
 		delete(m.producers, p.pid)
+		m.mem -= producerMemory(p)
 	}
 	if r.gPrev == nil {
 		m.head = r.gNext
@@ -175,7 +181,7 @@ func (m *IDMP) removeHead(p *producer) {
 // counters stay.
 func (m *IDMP) clear() {
 	m.producers = map[string]*producer{}
-	m.head, m.tail, m.iids = nil, nil, 0
+	m.head, m.tail, m.iids, m.mem = nil, nil, 0, 0
 }
 
 // sortedProducers returns the producers by pid (snapshot order).

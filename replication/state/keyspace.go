@@ -85,6 +85,9 @@ type Keyspace struct {
 	// idmpDuration and idmpMaxSize are stream-idmp-duration and
 	// stream-idmp-maxsize: the settings a new stream starts with.
 	idmpDuration, idmpMaxSize int64
+	// restoredAckLeader is set when a RESTORE made a stream with
+	// ACKLEVEL LEADER, until TakeRestoredAckLeader (acklevel.go).
+	restoredAckLeader bool
 }
 
 // DefaultNodeMaxBytes is Redis's default stream-node-max-bytes.

@@ -42,11 +42,34 @@ type dirtyKey struct {
 }
 
 // keyMemory is what key holds besides its deadline: its overhead in the
-// database's map and SCAN order, its name, its Object, its stream (counted,
-// see streams.Stream.Memory) and its groups. Only the goroutine that
-// applies writes may call it.
+// database's map and SCAN order, its name, its Object (ACKLEVEL is a field
+// of it), its stream (counted, see streams.Stream.Memory), its groups (with
+// their XGROUP CONFIG: groups.Group.MemoryUsage), its retention state
+// (settings, counters, the groups' activity: Retention.memory) and its
+// IDMP producers and iids (IDMP.memory). Only the
+// goroutine that applies writes may call it.
 func keyMemory(key string, o *Object) int64 {
-	return KeyOverhead + memsize.String(len(key)) + objectBytes + o.Stream.Memory() + o.Groups.MemoryUsage()
+	return KeyOverhead + memsize.String(len(key)) + objectBytes + o.Stream.Memory() + o.Groups.MemoryUsage() + o.Ret.memory() +
+		o.IDMP.memory()
+}
+
+// retentionBytes is a Retention's allocation.
+var retentionBytes = memsize.Class(int64(unsafe.Sizeof(Retention{})))
+
+// memory returns the bytes r holds (0 for the defaults, nil): the struct
+// and the map of the groups' activity times. The map's keys share the
+// groups' names (noteGroupActivity and the snapshot reader key it by
+// Group.Name), so only its slots count. O(1): no work for a stream
+// without retention beyond the nil check.
+func (r *Retention) memory() int64 {
+	if r == nil {
+		return 0
+	}
+	n := retentionBytes
+	if r.activityMs != nil {
+		n += memsize.Map(int64(len(r.activityMs)), 16+8)
+	}
+	return n
 }
 
 // touch marks o (at key in d) as changed by the write being applied.
@@ -80,7 +103,8 @@ func (ks *Keyspace) memoryUsage(q wire.MemoryUsage, nowMs int64) (any, error) {
 	if o == nil {
 		return nil, nil
 	}
-	size := KeyOverhead + memsize.String(len(q.Key)) + objectBytes + o.Stream.MemoryUsage(q.Samples) + o.Groups.MemoryUsage()
+	size := KeyOverhead + memsize.String(len(q.Key)) + objectBytes + o.Stream.MemoryUsage(q.Samples) + o.Groups.MemoryUsage() +
+		o.Ret.memory() + o.IDMP.memory()
 	if _, ok := ks.db(q.DB).expires[q.Key]; ok {
 		size += ExpireOverhead
 	}

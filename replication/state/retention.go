@@ -22,7 +22,8 @@ import (
 // GROUP-IDLE-EXPIRE: while it is set, each group's last activity (the
 // entry time of the last XREADGROUP, XCLAIM, XAUTOCLAIM, XACK, XACKDEL or
 // XNACK naming it; of its XGROUP CREATE; of the XCFGSET that turned the
-// setting on, for the groups that existed then) is replicated state. The
+// setting on, for the groups that existed then; of the RESTORE that made
+// the stream) is replicated state. The
 // leader's sweep proposes wire.GroupsExpired for groups idle for at least
 // that long; its Apply checks again with its own time and destroys them as
 // XGROUP DESTROY does.
@@ -106,6 +107,23 @@ func (o *Object) setRetention(s wire.RetentionSet, nowMs int64) {
 		r = nil
 	}
 	o.Ret = r
+}
+
+// restartGroupActivity starts the idle time of every group of o at nowMs
+// when GROUP-IDLE-EXPIRE is set. RESTORE calls it: the payload carries the
+// activity times of the server it was dumped on, but it may be restored
+// long after the DUMP or on a server whose clock differs, and a group
+// whose consumers have had no chance to come back must not be expired for
+// that; so each gets a whole GROUP-IDLE-EXPIRE from the RESTORE, as when
+// the setting is turned on.
+func (o *Object) restartGroupActivity(nowMs int64) {
+	r := o.Ret
+	if r == nil || r.idleMs == 0 {
+		return
+	}
+	for _, g := range o.Groups.All() {
+		r.activityMs[g.Name] = nowMs
+	}
 }
 
 // cutoff returns the ID below which MAXAGE removes entries at nowMs; ok is
@@ -275,8 +293,12 @@ func (ks *Keyspace) noteGroupActivity(cmd wire.Command, err error, nowMs int64) 
 		return
 	}
 	note := func(db int, key, group string) {
-		if o := ks.db(db).keys[key]; o != nil && o.Ret != nil && o.Ret.idleMs > 0 && o.Groups.Get(group) != nil {
-			o.Ret.activityMs[group] = nowMs
+		if o := ks.db(db).keys[key]; o != nil && o.Ret != nil && o.Ret.idleMs > 0 {
+			if g := o.Groups.Get(group); g != nil {
+				// Keyed by the group's own name, not the command's copy
+				// of it: the map holds no string of its own (memory.go).
+				o.Ret.activityMs[g.Name] = nowMs
+			}
 		}
 	}
 	switch c := cmd.(type) {

@@ -29,14 +29,18 @@ func (ks *Keyspace) groupsExpired(c wire.GroupsExpired, nowMs int64) (any, error
 		}
 		g := c.Groups[i]
 		o := ks.lookupWrite(c.DB, k, nowMs)
-		if o == nil || o.Ret == nil || o.Ret.idleMs == 0 || o.Groups.Get(g) == nil {
+		if o == nil || o.Ret == nil || o.Ret.idleMs == 0 {
+			continue
+		}
+		grp := o.Groups.Get(g)
+		if grp == nil {
 			continue
 		}
 		at, ok := o.Ret.activityMs[g]
 		if !ok {
 			// Never seen (cannot happen through the log): its idle time
 			// starts now.
-			o.Ret.activityMs[g] = nowMs
+			o.Ret.activityMs[grp.Name] = nowMs
 			continue
 		}
 		if nowMs-at < o.Ret.idleMs {

@@ -8,10 +8,17 @@ import (
 )
 
 // retentionCommand returns an XCFGSET with retention options, a retention
-// sweep or a group expiry (of every key and group: the Apply decides).
+// sweep, a group expiry (of every key and group: the Apply decides) or a
+// RESTORE of another key's DUMP (which carries the settings and restarts
+// the groups' idle times).
 func (g *opGen) retentionCommand(db int, key string) wire.Command {
 	b := wire.Base{DB: db, Key: key}
-	switch g.r.IntN(5) {
+	switch g.r.IntN(6) {
+	case 5:
+		if p, _ := g.ks.Query(wire.Dump{Base: wire.Base{DB: db, Key: g.pick(genKeys)}}, g.now); p != nil {
+			return wire.Restore{Base: b, Payload: p.([]byte), Replace: g.chance(0.8)}
+		}
+		fallthrough
 	case 0:
 		return wire.RetentionSweep{DB: db, Names: genKeys, Full: g.chance(0.5)}
 	case 1:

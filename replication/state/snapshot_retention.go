@@ -76,10 +76,14 @@ func (sr *snapReader) readRetention(key string, o *Object) {
 	for i := uint64(0); i < n && sr.err == nil; i++ {
 		g := sr.string()
 		at := sr.varint()
-		if sr.err == nil && (o.Groups.Get(g) == nil || (i > 0 && g <= prev)) {
+		grp := o.Groups.Get(g)
+		if sr.err == nil && (grp == nil || (i > 0 && g <= prev)) {
 			sr.badf("key %q: retention activity of group %q (unknown or out of order)", key, g)
 		}
-		r.activityMs[g] = at
+		if sr.err != nil {
+			break
+		}
+		r.activityMs[grp.Name] = at // the group's string (memory.go)
 		prev = g
 	}
 	if sr.err != nil {
