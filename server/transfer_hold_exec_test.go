@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -437,4 +438,36 @@ func TestClusterTransferExecWatchMoved(t *testing.T) {
 	if len(applied) != 0 {
 		t.Fatalf("%d acknowledged EXECs missing", len(applied))
 	}
+}
+
+// TestClusterModeTransferHoldsExec: in cluster mode an EXEC held on the
+// leader during a transfer is answered MOVED to the new leader, as a
+// single write is, not TRYAGAIN.
+func TestClusterModeTransferHoldsExec(t *testing.T) {
+	nodes := startCluster(t, 3, 1, true)
+	ctx := context.Background()
+	for k := 0; k < 30; k++ {
+		held0, _ := heldWrites(nodes)
+		from := leaderOf(nodes, 0)
+		to := followersOf(nodes, 0)[k%2]
+		w := noRetryClient(t, from.addr)
+		errc := make(chan error, 1)
+		go func() {
+			for n := 0; ; n++ {
+				if _, err := txPair(ctx, w, "s", "w", n); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+		must(t, "transfer", from.node.TransferLeader(0, to.id))
+		err := <-errc // MOVED once the new leader leads
+		if !strings.HasPrefix(err.Error(), "MOVED ") || !strings.HasSuffix(err.Error(), leaderOf(nodes, 0).addr) {
+			t.Fatalf("EXEC during a transfer in cluster mode: %v, want MOVED to %s", err, leaderOf(nodes, 0).addr)
+		}
+		if held, _ := heldWrites(nodes); held > held0 {
+			return
+		}
+	}
+	t.Fatal("no EXEC held in 30 transfers")
 }
