@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"time"
 
 	"streamd/internal/keywait"
@@ -90,7 +91,11 @@ func (s *Server) runBlocking(c *Client, p *Plan) Reply {
 	for {
 		res, err := s.apply(c, p.Op)
 		if err != nil {
-			if woken && b.Group {
+			// The engine's NOGROUP on a retry: the stream or the group
+			// went while we waited. Any other error (the shard refused
+			// the retry: led elsewhere now, or being handed over) is
+			// answered as on a first try, so the read is routed again.
+			if woken && b.Group && strings.HasPrefix(err.Error(), "NOGROUP ") {
 				return s.groupWaitError(db, names)
 			}
 			return p.Format(res, err)

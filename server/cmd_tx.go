@@ -33,6 +33,9 @@ type txState struct {
 	// watchLost is the shard's lost-leadership channel (lostChan) taken
 	// at the first WATCH made here; closed by EXEC time, the EXEC aborts.
 	watchLost <-chan struct{}
+	// holdEnd, when set, is the deadline of an EXEC held during a
+	// leadership transfer that is run here again (transfer_hold_exec.go).
+	holdEnd time.Time
 }
 
 // queuedCmd is one command queued by MULTI.
@@ -144,7 +147,7 @@ func cmdDISCARD(c *Client, args [][]byte) Reply {
 // discardMulti leaves MULTI and drops the queue.
 func (s *Server) discardMulti(c *Client) {
 	if c.tx != nil {
-		c.tx.multi, c.tx.queue, c.tx.errored = false, nil, false
+		c.tx.multi, c.tx.queue, c.tx.errored, c.tx.holdEnd = false, nil, false, time.Time{}
 		if len(c.tx.watched) == 0 && c.tx.remoteWatch == "" {
 			c.tx.shard = -1
 		}
@@ -280,6 +283,7 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 	}
 	tx := c.tx
 	queue, errored, shard := tx.queue, tx.errored, max(tx.shard, 0)
+	holdEnd := tx.holdEnd // set when a held EXEC is run here again
 	s.discardMulti(c)
 	defer s.unwatchAll(c)
 	if errored {
@@ -323,28 +327,12 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 	}
 	tx.execing = false
 
-	h := s.hub()
-	if len(tx.watched) > 0 {
-		h.writeMu.Lock()
-		if tx.dirty.Load() || s.watchedExpired(tx) {
-			h.writeMu.Unlock()
+	if len(ops) == 0 {
+		if _, _, aborted := s.execPropose(c, tx, shard, wire.Exec{}, nil); aborted {
 			return NullArray{}
 		}
-	} else {
-		h.writeMu.RLock()
-	}
-	unlock := func() {
-		if len(tx.watched) > 0 {
-			h.writeMu.Unlock()
-		} else {
-			h.writeMu.RUnlock()
-		}
-	}
-	if len(ops) == 0 {
-		unlock()
 		return replies
 	}
-	s.trackRead(c, reads)
 	start := time.Now()
 	cmd := wire.Exec{DB: startDB, Ops: ops}
 	for _, op := range ops {
@@ -353,11 +341,22 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 			break
 		}
 	}
-	p := s.node.Shard(shard).ProposeAsync(cmd)
-	res, err, e := s.settleWrite(cmd, p)
-	unlock()
-	s.afterWrite(c, shard, p, err, e)
-	c.transferRefused = false // an EXEC is never held: it answers the refusal
+	res, err, aborted := s.execPropose(c, tx, shard, cmd, reads)
+	if aborted {
+		return NullArray{}
+	}
+	if c.transferRefused {
+		// The shard's leadership is being handed over: nothing was
+		// applied; held (transfer_hold_exec.go) unless it may not be.
+		c.transferRefused = false
+		if s.execHoldable(c) {
+			r, res2, err2 := s.holdExec(c, tx, shard, cmd, queue, startDB, holdEnd)
+			if r != nil {
+				return r
+			}
+			res, err = res2, err2
+		}
+	}
 	if c.notLeader {
 		// The shard moved away after routing: nothing was applied.
 		c.notLeader = false

@@ -262,18 +262,14 @@ func (s *Server) routeExec(c *Client) (Reply, bool) {
 		return NullArray{}, true
 	}
 	if rt.Kind == router.Refuse {
-		if s.router.ClusterMode() && len(queue) > 0 {
-			if keys := firstKeys(queue); len(keys) > 0 {
-				return s.router.Moved(router.KeySlot(keys[0]), s.leaderAddr(shard)), true
-			}
-		}
-		return rt.Reply, true
+		return s.execRefusal(rt, shard, queue), true
 	}
 	if tx.remoteWatch != "" && tx.remoteWatch != rt.Addr {
 		s.dropRemoteWatch(c)
 		return NullArray{}, true
 	}
-	r := s.forwardTx(c, rt.Addr, shard, queue)
+	// Held if the leader refuses it while handing the shard over.
+	r := s.forwardTxHeld(c, rt.Addr, shard, queue, tx.remoteWatch != "", time.Time{})
 	tx.remoteWatch = "" // EXEC unwatched there
 	return r, true
 }

@@ -17,8 +17,9 @@ import (
 // or run here if this node became the leader), for up to
 // transfer-hold-timeout; past that the write fails with errTransferHold.
 // A follower that forwarded a write and got the leader's transfer refusal
-// holds it the same way. Requests from other nodes (internal), inside
-// MULTI or pinned to a shard are never held: they get the refusal.
+// holds it the same way. Requests from other nodes (internal) or pinned
+// to a shard are never held: they get the refusal. A transaction is held
+// as a whole at EXEC (transfer_hold_exec.go).
 
 // errTransferHold is the reply to a write held for transfer-hold-timeout
 // without the shard getting a new leader: it was not applied.
