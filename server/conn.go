@@ -99,6 +99,9 @@ type Client struct {
 	ups router.Upstreams
 	// lastWr is the client's last write, for WAIT.
 	lastWr lastWrite
+	// lateApplied, when not nil, is closed once the client's last write
+	// answered at ACKLEVEL LEADER is applied (awaitOwnWrites).
+	lateApplied <-chan struct{}
 	// slow is the running command's blocked time, for SLOWLOG
 	// (cmd_slowlog.go); the connection goroutine's.
 	slow slowNote

@@ -55,6 +55,7 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 		s.afterWrite(c, i, p, err, e)
 		return res, err
 	case wire.Query:
+		c.awaitOwnWrites()
 		if err := s.router.ReadBarrier(i); err != nil {
 			if c != nil && router.IsNotLeader(err) {
 				c.notLeader = true
@@ -141,6 +142,27 @@ func (c *Client) noteWrite(i int, p pendingWrite, err error) {
 		index = ix.Index() // *replication.Pending; a test's wrapper may not know
 	}
 	c.lastWr = lastWrite{shard: i, index: index, ok: true}
+	if la, ok := p.(leaderAcked); ok {
+		if applied, early := la.LeaderAcked(); early {
+			c.lateApplied = applied
+		}
+	}
+}
+
+// awaitOwnWrites waits until the client's last write answered at ACKLEVEL
+// LEADER (before its entry was applied) has been applied or has failed, so
+// that the client's reads see its own acknowledged writes, as they do
+// after any other write. Entries apply in log order: the last one covers
+// every earlier one. It resolves within the quorum timeout.
+func (c *Client) awaitOwnWrites() {
+	if c == nil || c.lateApplied == nil {
+		return
+	}
+	select {
+	case <-c.lateApplied:
+	case <-c.srv.done:
+	}
+	c.lateApplied = nil
 }
 
 // markDirty marks the WATCHers of the keys a write modified (or flushed)
