@@ -329,6 +329,7 @@ func (s *Server) register(ln net.Listener, isTLS bool) bool {
 		s.startKeyspaceTasks()
 		s.wg.Add(1)
 		go s.sampleOps()
+		startGCFloor()
 	})
 	return true
 }
