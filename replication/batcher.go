@@ -150,8 +150,6 @@ type batcher struct {
 	done    chan struct{} // closed when run has returned and all resolved
 	// max is the most commands per entry (maxBatch or clusterMaxBatch).
 	max int
-	// cmds is send's scratch list of a batch's commands (owned by run).
-	cmds []wire.Command
 }
 
 func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
@@ -242,13 +240,12 @@ func (b *batcher) send(batch []*Pending) {
 	// ACKLEVEL LEADER: count the writes in flight per key and assign the
 	// IDs of XADDs answered at local durability (acklevel.go).
 	ab := b.s.acks.plan(b.s, batch, now)
-	e := wire.Entry{NowMs: now, Cmds: b.cmds[:0]}
-	for _, p := range batch {
-		e.Cmds = append(e.Cmds, p.cmd)
+	e := wire.Entry{NowMs: now, Cmds: make([]wire.Command, len(batch))}
+	for i, p := range batch {
+		e.Cmds[i] = p.cmd
 	}
 	data := e.Append(nil)
-	clear(e.Cmds)
-	b.cmds = e.Cmds[:0]
+	b.s.proposed.put(data, e)
 	if ab != nil && ab.early != nil {
 		b.s.durable.watch(data, ab.early)
 	}
@@ -287,6 +284,7 @@ func (b *batcher) resolve(batch []*Pending, ab *ackBatch, data []byte, sent <-ch
 	x := <-sent
 	f := x.f
 	err := f.Error()
+	b.s.proposed.drop(data)
 	if ab != nil && ab.early != nil {
 		b.s.durable.unwatch(data)
 	}

@@ -56,6 +56,10 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		if l.Type != raft.LogCommand {
 			continue
 		}
+		if e, ok := f.s.proposed.take(l.Data); ok {
+			entries[i] = e // this node's proposal (proposed.go)
+			continue
+		}
 		e, err := wire.DecodeEntry(l.Data)
 		if err != nil {
 			panic(fmt.Sprintf("replication: committed log entry %d does not decode: %v", l.Index, err))

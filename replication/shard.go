@@ -104,7 +104,10 @@ type Shard struct {
 	// durable wraps it to answer ACKLEVEL LEADER XADDs once stored; acks
 	// assigns their IDs (acklevel.go).
 	durable *durableLogs
-	acks    ackTracker
+	// proposed holds the commands of this node's entries in flight, which
+	// its FSM applies without decoding them (proposed.go).
+	proposed proposedEntries
+	acks     ackTracker
 	// progressEvery is how often loading a snapshot logs its progress
 	// (0: snapshotProgressEvery).
 	progressEvery time.Duration

@@ -31,6 +31,14 @@ type Effects struct {
 // CREATE, SETID and DESTROY wake blocked XREADGROUP clients. An
 // XREADGROUP's own delivery wakes nobody.
 func EffectsOf(cmd Command, res any, err error) Effects {
+	if x, ok := cmd.(XAdd); ok {
+		// The hot path: no call through the interface, which copies
+		// the XAdd and the Effects in and out.
+		if err != nil {
+			return Effects{DB: x.DB}
+		}
+		return xaddEffects(x.DB, x.Key, res)
+	}
 	e := Effects{DB: cmd.Database()}
 	if err == nil {
 		// By value, not by pointer: a pointer passed to an interface
@@ -50,6 +58,17 @@ func count(res any) int64 {
 func (e Effects) modifyReady(keys ...string) Effects {
 	e.Modified = append(e.Modified, keys...)
 	e.Ready = append(e.Ready, keys...)
+	return e
+}
+
+// xaddEffects is what an XADD of key in db that answered res did.
+func xaddEffects(db int, key string, res any) Effects {
+	e := Effects{DB: db}
+	if _, dup := res.(IDMPDuplicate); res == nil || dup {
+		return e // nothing added, nothing signalled (see effects)
+	}
+	k := []string{key} // both lists are only read (an append copies)
+	e.Modified, e.Ready = k, k
 	return e
 }
 
