@@ -112,6 +112,13 @@ func (a *accessTimes) applied(op wire.Command, res any, err error, e wire.Effect
 	if err != nil {
 		return
 	}
+	switch op.(type) {
+	case wire.Del, wire.Expired, wire.Rename, wire.Exec:
+	default:
+		if !e.FlushAll && len(e.FlushDBs) == 0 && len(e.SwapDBs) != 2 {
+			return // nothing dropped, renamed or moved (every XADD)
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.appliedLocked(op, res, e)

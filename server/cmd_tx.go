@@ -196,6 +196,7 @@ func (s *Server) watch(c *Client, keys [][]byte) {
 			h.watchers[key] = set
 		}
 		set[tx] = struct{}{}
+		h.watched.Store(int64(len(h.watchers)))
 		h.watchMu.Unlock()
 	}
 }
@@ -217,6 +218,7 @@ func (s *Server) unwatchAll(c *Client) {
 				}
 			}
 		}
+		h.watched.Store(int64(len(h.watchers)))
 		h.watchMu.Unlock()
 	}
 	tx.watched = nil
@@ -229,6 +231,11 @@ func (s *Server) unwatchAll(c *Client) {
 // dirtyWatchers marks the clients watching keys of db dirty.
 func (s *Server) dirtyWatchers(db int, keys []string) {
 	h := s.hub()
+	if h.watched.Load() == 0 {
+		// No key watched: a WATCH registered after this load comes
+		// after the write was applied, so it sees the write's result.
+		return
+	}
 	h.watchMu.Lock()
 	defer h.watchMu.Unlock()
 	if len(h.watchers) == 0 {

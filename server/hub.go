@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"streamd/internal/keywait"
 	"streamd/server/tracking"
@@ -21,6 +22,9 @@ type keyspaceHub struct {
 
 	watchMu  sync.Mutex
 	watchers map[keywait.Key]map[*txState]struct{}
+	// watched is len(watchers), kept under watchMu and read without it: a
+	// write with no key watched anywhere skips watchMu (dirtyWatchers).
+	watched atomic.Int64
 
 	track *tracking.Table
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"streamd/server/resp"
 )
@@ -48,6 +49,9 @@ type Table struct {
 	keys  map[string]map[*State]struct{}
 	bcast map[*State]struct{}
 	all   map[*State]struct{} // every client with tracking on
+	// tracking is len(all), kept under mu and read without it: a write
+	// while no client tracks skips mu (Invalidate).
+	tracking atomic.Int64
 }
 
 // NewTable returns an empty table.
@@ -124,6 +128,7 @@ func (t *Table) On(owner Client, st *State, o Options) (*State, resp.ErrorReply)
 		t.bcast[cur] = struct{}{}
 	}
 	t.all[cur] = struct{}{}
+	t.tracking.Store(int64(len(t.all)))
 	return cur, ""
 }
 
@@ -189,6 +194,7 @@ func (t *Table) disable(st *State) {
 	}
 	delete(t.bcast, st)
 	delete(t.all, st)
+	t.tracking.Store(int64(len(t.all)))
 	*st = State{}
 }
 
@@ -307,6 +313,11 @@ type Invalidation struct {
 // with a matching prefix; a NOLOOP client is not told about its own
 // writes.
 func (t *Table) Invalidate(writer Client, keys []string) []Invalidation {
+	if t.tracking.Load() == 0 {
+		// No client tracks: one that starts after this load reads
+		// what the write left.
+		return nil
+	}
 	var out []*State
 	var outKeys []string
 	t.mu.Lock()
