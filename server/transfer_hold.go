@@ -47,12 +47,7 @@ func (s *Server) holdForTransfer(c *Client, cmd *Command, args [][]byte) Reply {
 	shard := s.node.ShardOfKey(string(keys[0]))
 	sh := s.node.Shard(shard)
 	for {
-		if !s.awaitTransfer(deadline, func() bool {
-			if s.router.Leads(shard) {
-				return !sh.Transferring()
-			}
-			return s.leaderAddr(shard) != ""
-		}) {
+		if !s.awaitShardSettled(shard, sh, deadline) {
 			s.stats.TransferHold.Failed.Add(1)
 			return errTransferHold
 		}
@@ -104,6 +99,18 @@ func (s *Server) holdForwarded(shard int, addr string, deadline *time.Time) bool
 		s.stats.TransferHold.Failed.Add(1)
 	}
 	return ok
+}
+
+// awaitShardSettled waits (awaitTransfer) until shard's transfer is over:
+// this node leads it and is not handing it over, or another node is known
+// to lead it.
+func (s *Server) awaitShardSettled(shard int, sh *replication.Shard, deadline time.Time) bool {
+	return s.awaitTransfer(deadline, func() bool {
+		if s.router.Leads(shard) {
+			return !sh.Transferring()
+		}
+		return s.leaderAddr(shard) != ""
+	})
 }
 
 // awaitTransfer polls done every transferPoll until it holds (true), the

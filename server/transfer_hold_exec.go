@@ -96,12 +96,7 @@ func (s *Server) holdExec(c *Client, tx *txState, shard int, cmd wire.Exec, queu
 	}
 	sh := s.node.Shard(shard)
 	for {
-		if !s.awaitTransfer(deadline, func() bool {
-			if s.router.Leads(shard) {
-				return !sh.Transferring()
-			}
-			return s.leaderAddr(shard) != ""
-		}) {
+		if !s.awaitShardSettled(shard, sh, deadline) {
 			s.stats.TransferHold.Failed.Add(1)
 			return errTransferHoldTx, nil, nil
 		}
