@@ -70,7 +70,8 @@ func (rr *RequestReader) Buffered() int { return rr.r.Buffered() }
 
 // ReadCommand returns the next non-empty request's arguments. Empty requests
 // ("*0", "*-1", blank inline lines) are skipped as Redis skips them. The
-// arguments are freshly allocated and owned by the caller.
+// arguments are owned by the caller: never reused by the reader (small
+// requests' share chunks with other requests, see arena.go).
 func (rr *RequestReader) ReadCommand() ([][]byte, error) {
 	for {
 		b, err := rr.r.Peek(1)
