@@ -60,7 +60,7 @@ func (p *Pending) Wait() (any, error) {
 }
 
 // Index returns the raft log index of the entry that holds the write, once
-// Wait has returned (or Done is closed); 0 if the write failed.
+// Wait has returned; 0 if the write failed.
 func (p *Pending) Index() uint64 { return p.index }
 
 // LeaderAcked reports, once Wait has returned, whether the write was an

@@ -12,11 +12,11 @@ import (
 // live. A stream server's live heap is often small (a few MB: the data is
 // packed, see issue #13) while every write allocates its request, plan,
 // pending and reply, so a durable XADD load at -P 16 ran 40–70 collections a
-// second and spent ~10% of its CPU in the collector. The GC percentage is therefore
-// raised so that the headroom is at least gcHeadroom:
-// percent = max(100, gcHeadroom/live), after every collection. Once the live heap exceeds
+// second and spent ~10% of its CPU in the collector. After every collection
+// the GC percentage is therefore set to max(100, gcHeadroom/live), so that
+// the heap may grow by at least gcHeadroom; once the live heap exceeds
 // gcHeadroom this is plain GOGC=100. Measured on the durable XADD benchmark
-// (redis-benchmark -c 50 -P 16, 2 cores): +4–12% requests/s, six paired
+// (redis-benchmark -c 50 -P 16, 2 cores): +2–10% requests/s over six paired
 // runs. The cost is up to gcHeadroom more heap while writes flow; an idle
 // server gives it back (memrelease.go). An operator's GOGC is left alone.
 
@@ -48,8 +48,12 @@ func startGCFloor() {
 }
 
 // gcSentinel is an object nothing references: its finalizer runs after
-// the next collection.
-type gcSentinel struct{ set int }
+// the next collection. The pointer keeps it out of the tiny allocator,
+// whose objects may share a block and so never be finalized alone.
+type gcSentinel struct {
+	set int
+	_   *byte
+}
 
 // armGCFloor arms a sentinel remembering the percentage last set.
 func armGCFloor(set int) {
