@@ -52,9 +52,9 @@ func TestBinaryMetrics(t *testing.T) {
 	base := fmt.Sprintf("http://127.0.0.1:%d", mport)
 	s := startReady(t, port, filepath.Join(t.TempDir(), "data"),
 		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", mport), "--appendfsync", "everysec", "--log-store", "wal")
-	if !strings.Contains(s.logs(), "Serving metrics") || !strings.Contains(s.logs(), fmt.Sprintf("127.0.0.1:%d", mport)) {
-		t.Errorf("start-up log does not name the metrics address:\n%s", s.logs())
-	}
+	// The process's output reaches s.logs() a little after it is written,
+	// possibly after PING answered: poll the log.
+	waitLog(t, s, fmt.Sprintf(`msg="Serving metrics" addr=127.0.0.1:%d`, mport), false)
 
 	c := newClient(t, port, 0)
 	for i := 0; i < 3; i++ {

@@ -74,9 +74,7 @@ func TestTLSOnlyAndSIGTERM(t *testing.T) {
 	if n := strings.Count(s.logs(), "Ready to accept connections"); n != 0 {
 		t.Fatalf("a plain TCP port was opened with --port 0:\n%s", s.logs())
 	}
-	if !strings.Contains(s.logs(), "Ready to accept TLS connections") {
-		t.Fatalf("no TLS listener line:\n%s", s.logs())
-	}
+	waitLog(t, s, "Ready to accept TLS connections", false)
 
 	nc, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(tlsPort)), p.ClientConfig(&client))
 	if err != nil {
