@@ -75,23 +75,7 @@ func TestClusterTransferHoldsExec(t *testing.T) {
 			}
 		}()
 	}
-	progress := func() {
-		var from [2]int64
-		for i := range acked {
-			from[i] = acked[i].Load()
-		}
-		testutil.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
-			for i := range acked {
-				if ended[i].Load() {
-					t.Fatalf("client %d stopped: %v", i, res[i].err)
-				}
-				if n := acked[i].Load(); n < from[i]+10 {
-					return fmt.Errorf("client %d at %d transactions", i, n)
-				}
-			}
-			return nil
-		})
-	}
+	progress := waitsForProgress(t, acked[:], ended[:], 10, func(i int) error { return res[i].err })
 	heldAt := func(cn *cnode) int64 { return cn.srv.stats.TransferHold.Held.Load() }
 	progress()
 	for k := 0; k < 40; k++ {

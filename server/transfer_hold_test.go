@@ -57,6 +57,30 @@ func transferWriter(c *redis.Client, key string, batch int, stop <-chan struct{}
 }
 
 // heldWrites sums the nodes' held and held-then-failed counters.
+// waitsForProgress returns a function that waits until each of the
+// workers has acknowledged step more operations (acked[i]) than when it
+// was called, failing the test if one stopped (ended[i]; errOf(i) says
+// why).
+func waitsForProgress(t *testing.T, acked []atomic.Int64, ended []atomic.Bool, step int64, errOf func(int) error) func() {
+	return func() {
+		from := make([]int64, len(acked))
+		for i := range acked {
+			from[i] = acked[i].Load()
+		}
+		testutil.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
+			for i := range acked {
+				if ended[i].Load() {
+					t.Fatalf("worker %d stopped: %v", i, errOf(i))
+				}
+				if n := acked[i].Load(); n < from[i]+step {
+					return fmt.Errorf("worker %d at %d operations", i, n)
+				}
+			}
+			return nil
+		})
+	}
+}
+
 func heldWrites(nodes []*cnode) (held, failed int64) {
 	for _, cn := range nodes {
 		held += cn.srv.stats.TransferHold.Held.Load()
@@ -86,23 +110,7 @@ func TestClusterTransferHoldsWrites(t *testing.T) {
 	var acked [4]atomic.Int64
 	var ended [4]atomic.Bool // the writer returned
 	// progress waits until every writer made 20 more writes.
-	progress := func() {
-		var from [4]int64
-		for i := range acked {
-			from[i] = acked[i].Load()
-		}
-		testutil.Eventually(t, 20*time.Second, 5*time.Millisecond, func() error {
-			for i := range acked {
-				if ended[i].Load() {
-					t.Fatalf("writer %d stopped: %v", i, res[i].err)
-				}
-				if n := acked[i].Load(); n < from[i]+20 {
-					return fmt.Errorf("writer %d at %d writes", i, n)
-				}
-			}
-			return nil
-		})
-	}
+	progress := waitsForProgress(t, acked[:], ended[:], 20, func(i int) error { return res[i].err })
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
