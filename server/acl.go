@@ -68,6 +68,9 @@ type clientACL struct {
 	// deletes the client's user, the connection closes after the reply
 	// (aclWrite), not at once.
 	writing atomic.Bool
+	// dropped is set once the connection was closed because its user
+	// was deleted (the close and its log line happen once).
+	dropped atomic.Bool
 }
 
 // userName returns the client's user name ("" for an internal connection
@@ -116,12 +119,13 @@ func (s *Server) initACL() {
 
 // aclStateChanged rebuilds the view after shard 0's users changed and
 // closes the connections of users that no longer exist (but the one whose
-// own ACL write is running: see aclWrite).
+// own ACL write is running: see aclWrite). The sweep runs even when
+// another goroutine (the FSM's change callback) built the view first:
+// when an ACL write returns, its deleted users' connections are closed,
+// not about to be.
 func (s *Server) aclStateChanged() {
-	v := s.rebuildACL()
-	if v == nil {
-		return
-	}
+	s.rebuildACL()
+	v := s.aclNow()
 	for _, o := range s.clientList() {
 		name := o.userName()
 		if name == "" || v.users.Get(name) != nil {
@@ -132,8 +136,10 @@ func (s *Server) aclStateChanged() {
 			// no rights (its node disconnects the client itself).
 			continue
 		}
-		s.log.Info("closing the connection of a deleted ACL user", "id", o.id, "user", name)
-		o.nc.Close()
+		if o.acl.dropped.CompareAndSwap(false, true) {
+			s.log.Info("closing the connection of a deleted ACL user", "id", o.id, "user", name)
+			o.nc.Close()
+		}
 	}
 }
 
