@@ -111,10 +111,13 @@ func aclCatalog(t *commandTable) *acl.Catalog {
 func (s *Server) initACL() {
 	s.acl.catalog = aclCatalog(s.cmds)
 	s.acl.log = acl.NewLog(s.cfg.ACLLogMaxLen)
-	s.rebuildACL()
+	// Followed before the first build: a change applied in between (a
+	// cluster member catching up while it starts) would otherwise reach
+	// neither.
 	if sh := s.node.Shard(0); sh != nil {
 		sh.OnACLChange(func() { go s.aclStateChanged() })
 	}
+	s.rebuildACL()
 }
 
 // aclStateChanged rebuilds the view after shard 0's users changed and

@@ -204,24 +204,29 @@ func (s *Server) CheckACLConfig() error {
 // configuration asks for that the state does not hold yet, once per
 // process: the first time this node leads shard 0 (as Redis reads its
 // configuration's users at start-up only).
-func (s *Server) aclFromConfig() {
+//
+// It reports false when a proposal failed (this node lost the leadership,
+// or no quorum answered in time: a cluster whose other members are still
+// starting); the caller tries again while this node leads (untilApplied).
+func (s *Server) aclFromConfig() (ok bool) {
 	sh := s.node.Shard(0)
 	if sh == nil {
-		return
+		return true
 	}
 	file, lines, pass, err := s.configUsers(s.config())
 	if err != nil {
 		s.log.Warn("ACL users from the configuration not applied", "err", err)
-		return
+		return true
 	}
 	s.acl.changeMu.Lock()
 	defer s.acl.changeMu.Unlock()
 	if s.acl.configApplied {
-		return
+		return true
 	}
 	s.rebuildACL()
 	failed := false
 	defer func() { s.acl.configApplied = !failed }()
+	defer func() { ok = !failed }()
 	propose := func(op wire.Command) bool {
 		if _, err := sh.Propose(op); err != nil {
 			s.log.Warn("could not apply the configured ACL users", "err", err)
@@ -256,6 +261,7 @@ func (s *Server) aclFromConfig() {
 			propose(s.defaultUserOp(pass))
 		}
 	}
+	return
 }
 
 // sameUsers reports whether a and b hold the same users with the same

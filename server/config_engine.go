@@ -3,6 +3,7 @@ package server
 import (
 	"streamd/config"
 	"streamd/replication/wire"
+	"time"
 )
 
 // The settings that change what the state machine's Apply does
@@ -31,11 +32,13 @@ func (s *Server) engineConfig(cfg *config.Config) {
 // the configuration sets to something other than the default and than the
 // state holds. A single node does it once at start-up; a cluster member
 // each time it gains a shard's leadership (so members should be started
-// with the same values, or the settings changed with CONFIG SET).
-func (s *Server) engineFromConfig(i int) {
+// with the same values, or the settings changed with CONFIG SET). It
+// reports whether every proposal went through (see untilApplied).
+func (s *Server) engineFromConfig(i int) (ok bool) {
 	if s.node.Shard(i) == nil {
-		return
+		return true
 	}
+	ok = true
 	cfg, def := s.config(), config.Default()
 	held := cfg
 	s.engineConfig(&held)
@@ -50,6 +53,28 @@ func (s *Server) engineFromConfig(i int) {
 		if _, err := s.node.Shard(i).Propose(wire.ConfigSet{Name: p.Name(), Value: want}); err != nil {
 			s.log.Warn("could not apply a configured setting to the shard", "shard", i, "setting", p.Name(),
 				"value", want, "err", err)
+			ok = false
 		}
+	}
+	return ok
+}
+
+// untilApplied runs f — a proposal of this node's configuration to shard
+// i, made when the node became its leader — again until it succeeds, the
+// node no longer leads the shard, or the server closes: the first try can
+// fail while the cluster's other members are still starting (no quorum
+// within the timeout), and nothing else would try again.
+func (s *Server) untilApplied(i int, f func() bool) {
+	wait := 100 * time.Millisecond
+	for !f() {
+		if sh := s.node.Shard(i); sh == nil || !sh.IsLeader() {
+			return
+		}
+		select {
+		case <-s.done:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
 }

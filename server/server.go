@@ -189,10 +189,10 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		node.OnLeaderChange(s.leaderChanged)
 		node.OnLeaderChange(func(i int, leader bool) {
 			if leader {
-				go s.engineFromConfig(i)
+				go s.untilApplied(i, func() bool { return s.engineFromConfig(i) })
 			}
 			if leader && i == 0 {
-				go s.aclFromConfig()
+				go s.untilApplied(0, s.aclFromConfig)
 			}
 		})
 	} else {
