@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"streamd/internal/mux"
 )
 
@@ -77,8 +75,8 @@ type Node struct {
 	shards     []*Shard
 	opts       NodeOptions
 	log        *slog.Logger
-	mux        *mux.Mux                 // nil for the embedded single node
-	transports []*raft.NetworkTransport // per shard (cluster)
+	mux        *mux.Mux            // nil for the embedded single node
+	transports []*guardedTransport // per shard (cluster)
 	rpcs       rpcPool
 
 	lmu       sync.Mutex // serialises leadership callbacks and their registration

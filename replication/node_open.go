@@ -91,7 +91,7 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 		case len(o.Peers) > 0:
 			bootstrap = append([]Member(nil), o.Peers...)
 		}
-		n.transports = make([]*raft.NetworkTransport, o.Shards)
+		n.transports = make([]*guardedTransport, o.Shards)
 	}
 	// Shards open in parallel (each validates its own log and snapshot).
 	errs := make([]error, len(n.shards))
@@ -107,9 +107,9 @@ func OpenNode(o NodeOptions) (_ *Node, err error) {
 		}
 		if clustered {
 			hlog := newRaftLogger(so.Logger, "raft-net", true)
-			n.transports[i] = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+			n.transports[i] = newGuardedTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 				Stream: n.mux.Layer(i), MaxPool: 3, Timeout: 10 * time.Second, Logger: hlog,
-			})
+			}))
 			so.NodeID, so.Transport, so.Bootstrap = o.NodeID, n.transports[i], bootstrap
 			so.Timing, so.QuorumTimeout = o.Timing, o.QuorumTimeout
 		}

@@ -234,6 +234,9 @@ func (s *Shard) Close(save bool) error {
 		if err := s.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, fmt.Errorf("shut raft down: %w", err))
 		}
+		if hs, ok := s.opts.Transport.(heartbeatStopper); ok {
+			hs.stopHeartbeats() // before the store closes (heartbeat_guard.go)
+		}
 		s.lead.stop(s.opts.OnLeader)
 		if s.store != nil {
 			close(s.stopSync)
