@@ -71,6 +71,12 @@ func (a *accessTimes) set(db int, keys []string, ms int64) {
 		return
 	}
 	a.mu.Lock()
+	a.setLocked(db, keys, ms)
+	a.mu.Unlock()
+}
+
+// setLocked is set with a.mu held (db in range).
+func (a *accessTimes) setLocked(db int, keys []string, ms int64) {
 	m := a.dbs[db]
 	for _, k := range keys {
 		if _, ok := m[k]; !ok {
@@ -80,6 +86,39 @@ func (a *accessTimes) set(db int, keys []string, ms int64) {
 			a.n++
 		}
 		m[k] = ms
+	}
+}
+
+// touchAll records an access to the keys of ops (plain writes of one
+// pipeline, none an EXEC) at now, under one hold of the lock; a key that
+// repeats the one before it (a pipeline of XADDs to one stream) is
+// recorded once.
+func (a *accessTimes) touchAll(ops []wire.Command, now time.Time) {
+	if len(ops) == 0 {
+		return
+	}
+	ms := now.UnixMilli()
+	var buf [1]string
+	lastDB, last := -1, ""
+	a.mu.Lock()
+	for _, op := range ops {
+		if noTouch(op) {
+			continue
+		}
+		db := op.Database()
+		if db < 0 || db >= len(a.dbs) {
+			continue
+		}
+		keys := wire.AppendKeys(buf[:0], op)
+		if len(keys) == 1 && db == lastDB && keys[0] == last {
+			continue
+		}
+		a.setLocked(db, keys, ms)
+		if len(keys) == 1 {
+			lastDB, last = db, keys[0]
+		} else {
+			lastDB = -1
+		}
 	}
 	a.mu.Unlock()
 }
@@ -106,18 +145,22 @@ func (a *accessTimes) last(db int, key string) (int64, bool) {
 	return ms, ok
 }
 
+// accessAffected reports whether a successful write changes access times
+// beyond touching its keys: it dropped, renamed or moved keys (not so for
+// every XADD).
+func accessAffected(op wire.Command, e wire.Effects) bool {
+	switch op.(type) {
+	case wire.Del, wire.Expired, wire.Rename, wire.Exec:
+		return true
+	}
+	return e.FlushAll || len(e.FlushDBs) > 0 || len(e.SwapDBs) == 2
+}
+
 // applied updates the table after a write: deleted keys are forgotten,
 // flushed databases emptied, swapped databases swapped.
 func (a *accessTimes) applied(op wire.Command, res any, err error, e wire.Effects) {
-	if err != nil {
+	if err != nil || !accessAffected(op, e) {
 		return
-	}
-	switch op.(type) {
-	case wire.Del, wire.Expired, wire.Rename, wire.Exec:
-	default:
-		if !e.FlushAll && len(e.FlushDBs) == 0 && len(e.SwapDBs) != 2 {
-			return // nothing dropped, renamed or moved (every XADD)
-		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()

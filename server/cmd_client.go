@@ -115,13 +115,20 @@ func cmdCLIENTINFO(c *Client, args [][]byte) Reply {
 func (c *Client) info(now time.Time) clients.Info {
 	c.mu.Lock()
 	i := clients.Info{
-		Name: c.name, LibName: c.libName, LibVer: c.libVer, Cmd: c.lastCmd,
-		Idle: now.Sub(c.lastActive), NoEvict: c.noEvict, NoTouch: c.noTouch,
-	}
-	if c.inCommand {
-		i.Idle = 0
+		Name: c.name, LibName: c.libName, LibVer: c.libVer,
+		NoEvict: c.noEvict, NoTouch: c.noTouch,
 	}
 	c.mu.Unlock()
+	if p := c.lastCmd.Load(); p != nil {
+		i.Cmd = *p
+	}
+	i.Idle = now.Sub(c.createdAt)
+	if t := c.lastActive.Load(); t != 0 {
+		i.Idle = now.Sub(time.Unix(0, t))
+	}
+	if c.inCommand.Load() {
+		i.Idle = 0
+	}
 	i.ID, i.Addr, i.LAddr, i.FD = c.id, c.addr, c.laddr, connFD(c.nc)
 	i.User = c.userName()
 	i.Age = now.Sub(c.createdAt)

@@ -30,15 +30,20 @@ type Client struct {
 	proto  atomic.Int32
 	authed atomic.Bool
 
-	mu         sync.Mutex // guards the fields below
-	name       string
-	libName    string
-	libVer     string
-	lastCmd    string
-	lastActive time.Time
-	noEvict    bool
-	noTouch    bool
-	inCommand  bool
+	// What CLIENT LIST shows of the command running or last run, set
+	// twice per command by the connection goroutine without a lock:
+	// lastCmd points at the command table's name, lastActive is unix
+	// nanoseconds.
+	lastCmd    atomic.Pointer[string]
+	lastActive atomic.Int64
+	inCommand  atomic.Bool
+
+	mu      sync.Mutex // guards the fields below
+	name    string
+	libName string
+	libVer  string
+	noEvict bool
+	noTouch bool
 
 	// out is the outbound queue (outbuf.go): replies and pushes never
 	// interleave, and a push never waits for the network.
@@ -156,18 +161,17 @@ const ErrUnblocked = ErrorReply("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 func newClient(s *Server, nc net.Conn, id int64, authed bool) *Client {
 	now := time.Now()
 	c := &Client{
-		id:         id,
-		srv:        s,
-		nc:         nc,
-		addr:       nc.RemoteAddr().String(),
-		laddr:      nc.LocalAddr().String(),
-		createdAt:  now,
-		lastActive: now,
-		closed:     make(chan struct{}),
-		stop:       make(chan struct{}),
-		unblockCh:  make(chan BlockResult, 1),
-		ranCh:      make(chan struct{}, 1),
-		onShard:    -1,
+		id:        id,
+		srv:       s,
+		nc:        nc,
+		addr:      nc.RemoteAddr().String(),
+		laddr:     nc.LocalAddr().String(),
+		createdAt: now,
+		closed:    make(chan struct{}),
+		stop:      make(chan struct{}),
+		unblockCh: make(chan BlockResult, 1),
+		ranCh:     make(chan struct{}, 1),
+		onShard:   -1,
 	}
 	c.out.init()
 	c.proto.Store(2)
@@ -462,11 +466,7 @@ func (c *Client) waitRan(n int64) bool {
 	return true
 }
 
-func (c *Client) isInCommand() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.inCommand
-}
+func (c *Client) isInCommand() bool { return c.inCommand.Load() }
 
 // sortClients orders clients by ID.
 func sortClients(list []*Client) {

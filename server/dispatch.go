@@ -48,20 +48,16 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 	if !piped || start.IsZero() {
 		start = time.Now()
 	}
-	c.mu.Lock()
-	c.lastCmd = cmd.Name
-	c.lastActive = start
-	c.inCommand = true
-	c.mu.Unlock()
+	c.lastCmd.Store(&cmd.Name)
+	c.lastActive.Store(start.UnixNano())
+	c.inCommand.Store(true)
 	var end time.Time // when the command finished, if known
 	defer func() {
 		if end.IsZero() {
 			end = time.Now()
 		}
-		c.mu.Lock()
-		c.inCommand = false
-		c.lastActive = end
-		c.mu.Unlock()
+		c.lastActive.Store(end.UnixNano())
+		c.inCommand.Store(false)
 	}()
 
 	// Redis's authRequired(): the default user has a password (or is

@@ -47,6 +47,34 @@ type pipeline struct {
 	ups  []*router.Upstream
 	// repBuf holds the forwarded replies read by a drain, reused.
 	repBuf []byte
+	// touch holds the XADDs whose key accesses a drain records together.
+	touch []wire.Command
+}
+
+// calledRun counts consecutive successful calls of one command with one
+// duration (a pipeline's writes, timed from one batch start to one clock
+// read), recorded in commandstats with one Stats.CalledN.
+type calledRun struct {
+	cmd *Command
+	d   time.Duration
+	n   int64
+}
+
+// add counts a call, recording the run before it if this one differs.
+func (r *calledRun) add(s *Server, cmd *Command, d time.Duration) {
+	if r.n > 0 && (r.cmd != cmd || r.d != d) {
+		r.flush(s)
+	}
+	r.cmd, r.d = cmd, d
+	r.n++
+}
+
+// flush records the run (if any) and empties it.
+func (r *calledRun) flush(s *Server) {
+	if r.n > 0 {
+		s.stats.CalledN(r.cmd.Name, r.d, r.n)
+	}
+	*r = calledRun{}
 }
 
 // pipelineCall is one pending write: its command, when it started, its plan
@@ -121,13 +149,27 @@ func (pl *pipeline) drainLocal() {
 	}
 	s := pl.s
 	outs := pl.outs[:0]
+	touch := pl.touch[:0]
 	for _, call := range pl.calls {
-		res, err, e := s.settleWrite(call.op, call.pend)
+		_, add := call.op.(wire.XAdd)
+		if !add && len(touch) > 0 {
+			// Earlier XADDs' accesses first: this write may drop a key.
+			s.access.touchAll(touch, time.Now())
+			touch = touch[:0]
+		}
+		res, err, e, later := s.settleWriteAt(call.op, call.pend, add)
+		if later {
+			touch = append(touch, call.op)
+		}
 		outs = append(outs, pipelineOut{res: res, err: err, e: e})
 	}
+	now := time.Now() // one clock read for the batch's accesses and commandstats
+	s.access.touchAll(touch, now)
+	clear(touch)
+	pl.touch = touch[:0]
 	pl.hub.writeMu.RUnlock()
 	pl.hub = nil
-	now := time.Now() // one clock read for the batch's commandstats
+	var run calledRun
 	for i, call := range pl.calls {
 		var r Reply
 		pl.c.notLeader, pl.c.transferRefused = false, false
@@ -149,9 +191,16 @@ func (pl *pipeline) drainLocal() {
 		if r == nil {
 			r = call.plan.Format(outs[i].res, outs[i].err)
 		}
-		s.noteCallHere(pl.c, call.cmd, call.args, now.Sub(call.start), r)
+		d := now.Sub(call.start)
+		if _, failed := r.(ErrorReply); failed {
+			s.noteCallHere(pl.c, call.cmd, call.args, d, r)
+		} else {
+			run.add(s, call.cmd, d)
+			s.noteSlow(pl.c, call.cmd, call.args, d)
+		}
 		pl.c.send(r)
 	}
+	run.flush(s)
 	s.persist.noteBatch(len(pl.calls))
 	clear(pl.calls)
 	pl.calls = pl.calls[:0]

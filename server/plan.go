@@ -77,23 +77,37 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 // the keys it modified dirty. The caller holds writeMu (shared; exclusive
 // for an EXEC with WATCH), so an EXEC that checks after the write sees it.
 func (s *Server) settleWrite(op wire.Command, p pendingWrite) (any, error, wire.Effects) {
-	res, err := p.Wait()
+	res, err, e, _ := s.settleWriteAt(op, p, false)
+	return res, err, e
+}
+
+// settleWriteAt is settleWrite; with batchTouch, the access to a
+// successful write's keys is left to the caller (touchLater reports it)
+// when nothing else about access times follows from the write (no key
+// dropped, renamed or moved): a pipeline records its XADDs' accesses
+// together (accessTimes.touchAll), before it settles any other write.
+func (s *Server) settleWriteAt(op wire.Command, p pendingWrite, batchTouch bool) (res any, err error, e wire.Effects, touchLater bool) {
+	res, err = p.Wait()
 	if la, ok := p.(leaderAcked); ok {
 		if applied, early := la.LeaderAcked(); early {
 			// ACKLEVEL LEADER: answered before the entry is applied; what
 			// it does to the keyspace is signalled once it is.
 			go s.settleLate(op, la, applied)
-			return res, err, wire.Effects{}
+			return res, err, wire.Effects{}, false
 		}
 	}
-	e := wire.EffectsOf(op, res, err)
+	e = wire.EffectsOf(op, res, err)
 	s.markDirty(e)
 	if err == nil {
-		s.access.touch(op, time.Now())
-		s.access.applied(op, res, err, e)
+		if batchTouch && !accessAffected(op, e) {
+			touchLater = true
+		} else {
+			s.access.touch(op, time.Now())
+			s.access.applied(op, res, err, e)
+		}
 		res = s.unwrapDelivered(res)
 	}
-	return res, err, e
+	return res, err, e, touchLater
 }
 
 // unwrapDelivered counts what a claiming write's dead-lettering and

@@ -13,6 +13,7 @@ package keywait
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,12 @@ type Key struct {
 type Registry struct {
 	mu      sync.Mutex
 	waiters map[Key][]*Waiter
+	// keys mirrors len(waiters) (written under mu): a Signal on a
+	// registry nobody waits on — every write while no client blocks —
+	// returns without the lock. A waiter subscribes before it first
+	// reads, so a write it must see was applied before its read, or
+	// signals after its Subscribe, which this count then shows.
+	keys atomic.Int64
 	// pending is the set of signalled keys not yet served, in signal order.
 	pending []Key
 	queued  map[Key]bool
@@ -121,6 +128,7 @@ func (r *Registry) Subscribe(keys []Key) *Waiter {
 	for _, k := range w.keys {
 		r.waiters[k] = append(r.waiters[k], w)
 	}
+	r.keys.Store(int64(len(r.waiters)))
 	r.mu.Unlock()
 	return w
 }
@@ -158,6 +166,7 @@ func (w *Waiter) Unsubscribe() {
 				r.waiters[k] = list
 			}
 		}
+		r.keys.Store(int64(len(r.waiters)))
 		r.mu.Unlock()
 		close(w.gone)
 	})
@@ -166,6 +175,9 @@ func (w *Waiter) Unsubscribe() {
 // Signal marks a key as changed. It never blocks: the unblocker serves the
 // key's waiters later. A key nobody waits on costs a map lookup.
 func (r *Registry) Signal(db int, name string) {
+	if r.keys.Load() == 0 {
+		return
+	}
 	k := Key{db, name}
 	r.mu.Lock()
 	if _, ok := r.waiters[k]; !ok || r.queued[k] {

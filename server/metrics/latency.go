@@ -66,9 +66,12 @@ func hdrWidth(i int) int64 {
 	return 1 << ((i-hdrSubBuckets)/hdrHalf + 1)
 }
 
-func (h *hdr) record(d time.Duration) {
-	h.counts[hdrIndex(int64(d))].Add(1)
-	h.total.Add(1)
+func (h *hdr) record(d time.Duration) { h.recordN(d, 1) }
+
+// recordN adds n calls of duration d.
+func (h *hdr) recordN(d time.Duration, n int64) {
+	h.counts[hdrIndex(int64(d))].Add(uint64(n))
+	h.total.Add(uint64(n))
 }
 
 // valueAt is hdr_value_at_percentile: the highest equivalent value of the
