@@ -199,6 +199,11 @@ func run(args []string, logOut io.Writer) error {
 		// Commands other nodes forward to this one arrive on the raft port.
 		m.HandleDetached(mux.KindRESP, srv.ServeInternal)
 	}
+	// Signals are caught before anything is served: a SIGTERM sent as
+	// soon as PING answers shuts down gracefully, it does not kill.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sig)
 	metrics := startMetrics(metricsLn, srv, log)
 	errc := make(chan error, len(lns)+len(tlsLns))
 	for _, ln := range lns {
@@ -218,9 +223,6 @@ func run(args []string, logOut io.Writer) error {
 			log.Info("Ready to accept TLS connections", "addr", ln.Addr().String(), "tls-auth-clients", cfg.TLSAuthClients)
 		}
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sig)
 	// A clustered node joins (when asked to) and reports its role per shard
 	// once every shard has a leader; the server answers meanwhile (keys of
 	// a shard without a leader get CLUSTERDOWN).
