@@ -256,35 +256,36 @@ func (b *batcher) send(batch []*Pending) {
 	// last batch woke (~100 µs before the fsync starts, measured at -P 1
 	// with 50 clients). The future reaches it through a buffered channel,
 	// normally before it runs.
-	sent := make(chan sentEntry, 1)
-	go b.resolve(batch, ab, data, sent)
+	sent := make(chan raft.ApplyFuture, 1)
 	// Bounded enqueue: raft's apply queue is full only when the log has
 	// stalled; the batch then fails as not applied (ErrLogBusy) instead
 	// of holding every later proposal without an answer.
 	bound := b.s.quorumTimeout
+	sb := &sentBatch{batch: batch, ab: ab}
+	sb.timer = time.AfterFunc(bound, func() {
+		if sb.claim() {
+			b.finish(batch, ab, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
+		}
+	})
+	if len(batch) <= maxEarlyFinish {
+		b.s.sent.put(data, sb)
+	}
+	go b.resolve(sb, data, sent)
 	f := b.s.raft.Apply(data, bound)
 	b.s.stats.batches.Add(1)
 	b.s.stats.proposals.Add(int64(len(batch)))
-	timer := time.AfterFunc(bound, func() {
-		b.finish(batch, ab, nil, 0, &OutcomeUnknownError{Cause: fmt.Errorf("no quorum within %v", bound)})
-	})
-	sent <- sentEntry{f: f, timer: timer}
-}
-
-// sentEntry is an entry handed to raft: its future and the timer that
-// resolves it as unknown after the quorum timeout.
-type sentEntry struct {
-	f     raft.ApplyFuture
-	timer *time.Timer
+	sent <- f
 }
 
 // resolve waits for the outcome of a batch sent to raft (data is its
-// entry) and finishes it, unless its timer did first.
-func (b *batcher) resolve(batch []*Pending, ab *ackBatch, data []byte, sent <-chan sentEntry) {
-	x := <-sent
-	f := x.f
+// entry) and finishes it, unless the FSM (settle_early.go) or its timer
+// did first.
+func (b *batcher) resolve(sb *sentBatch, data []byte, sent <-chan raft.ApplyFuture) {
+	batch, ab := sb.batch, sb.ab
+	f := <-sent
 	err := f.Error()
 	b.s.proposed.drop(data)
+	b.s.sent.take(data)
 	if ab != nil && ab.early != nil {
 		b.s.durable.unwatch(data)
 	}
@@ -293,9 +294,10 @@ func (b *batcher) resolve(batch []*Pending, ab *ackBatch, data []byte, sent <-ch
 	} else {
 		b.s.noteWriteOK()
 	}
-	if !x.timer.Stop() {
-		return // timed out: the batch is resolved already
+	if !sb.claim() {
+		return // finished already: applied here, or timed out
 	}
+	sb.timer.Stop()
 	if err != nil {
 		b.finish(batch, ab, nil, 0, b.s.proposalError(err))
 		return

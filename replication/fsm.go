@@ -99,6 +99,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	if aclChanged {
 		f.s.aclChanged()
 	}
+	f.s.finishApplied(logs, out)
 	return out
 }
 

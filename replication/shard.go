@@ -107,7 +107,10 @@ type Shard struct {
 	// proposed holds the commands of this node's entries in flight, which
 	// its FSM applies without decoding them (proposed.go).
 	proposed proposedEntries
-	acks     ackTracker
+	// sent holds the batches of this node's entries in flight, which its
+	// FSM finishes as it applies them (settle_early.go).
+	sent sentBatches
+	acks ackTracker
 	// progressEvery is how often loading a snapshot logs its progress
 	// (0: snapshotProgressEvery).
 	progressEvery time.Duration
