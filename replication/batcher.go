@@ -181,6 +181,42 @@ func (b *batcher) add(cmd wire.Command) *Pending {
 	return p
 }
 
+// addMany queues cmds in order, out[i] receiving cmds[i]'s proposal (see
+// Shard.ProposeAsyncMany); they fail at once if the batcher is closed.
+func (b *batcher) addMany(cmds []wire.Command, out []*Pending) {
+	ps := make([]Pending, len(cmds))
+	measuring := b.s.acks.measuring()
+	var now time.Time
+	for i, cmd := range cmds {
+		p := &ps[i]
+		p.cmd = cmd
+		p.done.Add(1)
+		if _, ok := cmd.(wire.XAdd); ok && measuring {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			p.start = now
+		}
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		for i := range cmds {
+			out[i] = failedPending(ErrShuttingDown)
+		}
+		return
+	}
+	wasEmpty := len(b.queue) == 0
+	for i := range ps {
+		b.queue = append(b.queue, &ps[i])
+		out[i] = &ps[i]
+	}
+	if wasEmpty || len(b.queue) >= b.max {
+		b.cond.Signal()
+	}
+	b.mu.Unlock()
+}
+
 // close stops accepting proposals and waits until everything queued has
 // been sent and every entry in flight has resolved (each within the quorum
 // timeout).
@@ -271,10 +307,10 @@ func (b *batcher) send(batch []*Pending) {
 		b.s.sent.put(data, sb)
 	}
 	go b.resolve(sb, data, sent)
-	f := b.s.raft.Apply(data, bound)
+	// Counted first: the FSM may answer the batch before Apply returns.
 	b.s.stats.batches.Add(1)
 	b.s.stats.proposals.Add(int64(len(batch)))
-	sent <- f
+	sent <- b.s.raft.Apply(data, bound)
 }
 
 // resolve waits for the outcome of a batch sent to raft (data is its

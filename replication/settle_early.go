@@ -101,6 +101,7 @@ func (s *Shard) finishApplied(logs []*raft.Log, out []any) {
 			continue // resolve reports the mismatch, or finished it
 		}
 		sb.timer.Stop()
+		s.noteWriteOK() // as resolve would, before the answers
 		s.sent.finished.Add(1)
 		s.batcher.finish(sb.batch, sb.ab, res, l.Index, nil)
 	}
