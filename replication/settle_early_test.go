@@ -1,12 +1,14 @@
 package replication
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"streamd/internal/testutil"
+	"streamd/replication/wire"
 	"streamd/streams"
 )
 
@@ -59,4 +61,37 @@ func TestFSMFinishesSmallBatches(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// ProposeAsyncMany queues its commands in order, as ProposeAsync of each
+// would; once the shard is closed they fail at once.
+func TestProposeAsyncMany(t *testing.T) {
+	s, err := Open(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := make([]wire.Command, 40)
+	for i := range cmds {
+		cmds[i] = xadd("s", "i", fmt.Sprint(i))
+	}
+	out := make([]*Pending, len(cmds))
+	s.ProposeAsyncMany(cmds, out)
+	var last streams.ID
+	for i, p := range out {
+		res, err := p.Wait()
+		id, ok := res.(streams.ID)
+		if err != nil || !ok || !last.Less(id) {
+			t.Fatalf("write %d: %v %v (after %v)", i, res, err, last)
+		}
+		last = id
+	}
+	if err := s.Close(false); err != nil {
+		t.Fatal(err)
+	}
+	s.ProposeAsyncMany(cmds[:2], out)
+	for i, p := range out[:2] {
+		if _, err := p.Wait(); !errors.Is(err, ErrShuttingDown) {
+			t.Fatalf("write %d after close: %v", i, err)
+		}
+	}
 }

@@ -31,6 +31,20 @@ func (s *Shard) ProposeAsync(cmd wire.Command) *Pending {
 	return s.batcher.add(cmd)
 }
 
+// ProposeAsyncMany is ProposeAsync of each of cmds in order, out[i]
+// receiving cmds[i]'s handle (len(out) >= len(cmds)): a pipeline's writes
+// queued together, under one hold of the batcher's lock and in one
+// allocation.
+func (s *Shard) ProposeAsyncMany(cmds []wire.Command, out []*Pending) {
+	if s.transferring.Load() {
+		for i := range cmds {
+			out[i] = failedPending(ErrTransferInProgress)
+		}
+		return
+	}
+	s.batcher.addMany(cmds, out)
+}
+
 // Query answers a read from the local state at the wall clock's time (the
 // keyspace clamps it to its own clock, so a read never sees a key a write
 // already treated as expired).

@@ -49,6 +49,9 @@ type pipeline struct {
 	repBuf []byte
 	// touch holds the XADDs whose key accesses a drain records together.
 	touch []wire.Command
+	// ops and pends are propose's scratch, reused.
+	ops   []wire.Command
+	pends []pendingWrite
 }
 
 // calledRun counts consecutive successful calls of one command with one
@@ -112,7 +115,8 @@ func pipelinable(c *Client, cmd *Command) bool {
 	return c.tx == nil || (!c.tx.multi && len(c.tx.watched) == 0)
 }
 
-// add proposes op without waiting and keeps it pending until drain.
+// add keeps op pending until drain, which proposes it first (with the
+// writes queued after it: one hold of the shard's batcher for the run).
 func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, op wire.Command) {
 	pl.drainForwards()
 	if pl.hub == nil {
@@ -120,8 +124,33 @@ func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, o
 		pl.hub.writeMu.RLock()
 	}
 	shard := pl.s.opShard(pl.c, op)
-	pl.calls = append(pl.calls, pipelineCall{cmd: cmd, args: args, start: start, plan: p, op: op,
-		shard: shard, pend: pl.s.proposeAsync(op)})
+	pl.calls = append(pl.calls, pipelineCall{cmd: cmd, args: args, start: start, plan: p, op: op, shard: shard})
+}
+
+// propose hands the pending writes to their shards in request order, each
+// run of consecutive writes to one shard together, before any is waited
+// for: the shard's batcher can put them all in one log entry.
+func (pl *pipeline) propose() {
+	calls := pl.calls
+	for i := 0; i < len(calls); {
+		j := i + 1
+		for j < len(calls) && calls[j].shard == calls[i].shard {
+			j++
+		}
+		ops, pends := pl.ops[:0], pl.pends[:0]
+		for k := i; k < j; k++ {
+			ops = append(ops, calls[k].op)
+			pends = append(pends, nil)
+		}
+		pl.s.proposeMany(calls[i].shard, ops, pends)
+		for k := i; k < j; k++ {
+			calls[k].pend = pends[k-i]
+		}
+		clear(ops)
+		clear(pends)
+		pl.ops, pl.pends = ops[:0], pends[:0]
+		i = j
+	}
 }
 
 // full reports whether the batch reached maxPipeline and must drain.
@@ -147,6 +176,7 @@ func (pl *pipeline) drainLocal() {
 	if len(pl.calls) == 0 {
 		return
 	}
+	pl.propose()
 	s := pl.s
 	outs := pl.outs[:0]
 	touch := pl.touch[:0]

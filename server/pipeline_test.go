@@ -149,15 +149,16 @@ func TestPipelineProposesBeforeWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := serveShard(t, dir, sh, func(s *Server) {
-		orig := s.proposeAsync
-		s.proposeAsync = func(cmd wire.Command) pendingWrite {
-			add, ok := cmd.(wire.XAdd)
-			if !ok || add.Key != "p" {
-				return orig(cmd)
+		orig := s.proposeMany
+		s.proposeMany = func(i int, ops []wire.Command, out []pendingWrite) {
+			orig(i, ops, out)
+			for k, op := range ops {
+				if add, ok := op.(wire.XAdd); ok && add.Key == "p" {
+					e := pipelineEvent{n: string(add.Fields[1])}
+					record(e)
+					out[k] = recordingPending{inner: out[k], n: e.n, log: record}
+				}
 			}
-			e := pipelineEvent{n: string(add.Fields[1])}
-			record(e)
-			return recordingPending{inner: orig(cmd), n: e.n, log: record}
 		}
 	})
 	a, gate := d.dial(), d.dial()

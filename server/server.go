@@ -56,10 +56,10 @@ type Server struct {
 	// shard-pinned CONFIG SET from another node does not take it).
 	configSetMu sync.Mutex
 
-	// proposeAsync hands a write to the shard without waiting (the
-	// pipeline's group commit); tests wrap it to observe the order of
-	// proposals and waits.
-	proposeAsync func(wire.Command) pendingWrite
+	// proposeMany hands writes to shard i without waiting, in order,
+	// out[k] receiving ops[k]'s pending write (the pipeline's group
+	// commit); tests wrap it to observe the order of proposals and waits.
+	proposeMany func(i int, ops []wire.Command, out []pendingWrite)
 
 	// keyspace holds what writes touch beyond the shard: blocked readers,
 	// WATCHers and tracking (plan.go).
@@ -157,8 +157,17 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		shutdownReq: make(chan struct{}),
 	}
 	s.stats.LatencyTracking.Store(cfg.LatencyTracking)
-	s.proposeAsync = func(cmd wire.Command) pendingWrite {
-		return node.Shard(s.router.ShardOf(cmd)).ProposeAsync(cmd)
+	s.proposeMany = func(i int, ops []wire.Command, out []pendingWrite) {
+		sh := node.Shard(i)
+		var buf [32]*replication.Pending
+		for len(ops) > 0 {
+			n := min(len(ops), len(buf))
+			sh.ProposeAsyncMany(ops[:n], buf[:n])
+			for k, p := range buf[:n] {
+				out[k] = p
+			}
+			ops, out = ops[n:], out[n:]
+		}
 	}
 	s.router = router.Single{}
 	s.view = router.NewView(node)
