@@ -31,13 +31,15 @@ type Effects struct {
 // CREATE, SETID and DESTROY wake blocked XREADGROUP clients. An
 // XREADGROUP's own delivery wakes nobody.
 func EffectsOf(cmd Command, res any, err error) Effects {
-	if x, ok := cmd.(XAdd); ok {
-		// The hot path: no call through the interface, which copies
-		// the XAdd and the Effects in and out.
+	if _, ok := cmd.(XAdd); ok {
+		// The hot path: no effects method (it copies the XAdd and the
+		// Effects in and out), and only the XAdd's Base is read (a
+		// type assertion to XAdd would copy the whole value).
+		b := cmd.(baser).base()
 		if err != nil {
-			return Effects{DB: x.DB}
+			return Effects{DB: b.DB}
 		}
-		return xaddEffects(x.DB, x.Key, res)
+		return xaddEffects(b.DB, b.Key, res)
 	}
 	e := Effects{DB: cmd.Database()}
 	if err == nil {

@@ -59,6 +59,13 @@ func AppendKeys(dst []string, op Op) []string {
 // Database returns the operation's database.
 func (b Base) Database() int { return b.DB }
 
+// base returns the Base itself: read through the baser interface, it
+// copies only the Base out of the op held by an interface.
+func (b Base) base() Base { return b }
+
+// baser is an op with a Base.
+type baser interface{ base() Base }
+
 // TrimStrategy says how XADD/XTRIM trim.
 type TrimStrategy uint8
 
