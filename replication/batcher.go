@@ -144,6 +144,9 @@ type batcher struct {
 	// entries instead of waiting for their commit.
 	released int
 	closed   bool // no more proposals accepted; drain and stop
+	// sending is set while a batch is being sent (by run, or by the FSM
+	// in sendNext): one at a time, so entries reach raft in queue order.
+	sending bool
 	// lastNow is the greatest time stamped on an entry (owned by run).
 	lastNow int64
 	clock   func() int64
@@ -233,7 +236,7 @@ func (b *batcher) run() {
 	defer close(b.done)
 	for {
 		b.mu.Lock()
-		for !(len(b.queue) >= b.max || (len(b.queue) > 0 && b.inflight-b.released < maxInflightPartial) ||
+		for b.sending || !(len(b.queue) >= b.max || (len(b.queue) > 0 && b.inflight-b.released < maxInflightPartial) ||
 			(b.closed && len(b.queue) == 0 && b.inflight == 0)) {
 			b.cond.Wait()
 		}
@@ -241,16 +244,49 @@ func (b *batcher) run() {
 			b.mu.Unlock()
 			return
 		}
-		n := min(len(b.queue), b.max)
-		batch := make([]*Pending, n)
-		copy(batch, b.queue)
-		rest := copy(b.queue, b.queue[n:])
-		clear(b.queue[rest:])
-		b.queue = b.queue[:rest]
-		b.inflight++
+		batch := b.takeLocked()
 		b.mu.Unlock()
 		b.send(batch)
+		b.doneSending()
 	}
+}
+
+// takeLocked takes the next batch off the queue, counts it in flight and
+// marks a send as running (b.mu held).
+func (b *batcher) takeLocked() []*Pending {
+	n := min(len(b.queue), b.max)
+	batch := make([]*Pending, n)
+	copy(batch, b.queue)
+	rest := copy(b.queue, b.queue[n:])
+	clear(b.queue[rest:])
+	b.queue = b.queue[:rest]
+	b.inflight++
+	b.sending = true
+	return batch
+}
+
+// doneSending ends a send, letting the next one (of either sender) go.
+func (b *batcher) doneSending() {
+	b.mu.Lock()
+	b.sending = false
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// sendNext sends the queued partial batch from the calling goroutine (the
+// FSM, which has just finished the batch in flight) when the batcher
+// goroutine would send it now: one wake-up less between a batch's fsync
+// and the next one's. Sends stay one at a time and in queue order.
+func (b *batcher) sendNext() {
+	b.mu.Lock()
+	if b.sending || b.closed || len(b.queue) == 0 || len(b.queue) >= b.max || b.inflight-b.released >= maxInflightPartial {
+		b.mu.Unlock()
+		return
+	}
+	batch := b.takeLocked()
+	b.mu.Unlock()
+	b.send(batch)
+	b.doneSending()
 }
 
 // send stamps, encodes and applies one batch; its outcome is delivered by a

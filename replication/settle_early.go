@@ -88,6 +88,7 @@ func (s *Shard) finishApplied(logs []*raft.Log, out []any) {
 	if s.sent.n.Load() == 0 {
 		return
 	}
+	sent := false
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
 			continue
@@ -104,5 +105,9 @@ func (s *Shard) finishApplied(logs []*raft.Log, out []any) {
 		s.noteWriteOK() // as resolve would, before the answers
 		s.sent.finished.Add(1)
 		s.batcher.finish(sb.batch, sb.ab, res, l.Index, nil)
+		sent = true
+	}
+	if sent {
+		s.batcher.sendNext()
 	}
 }
