@@ -244,10 +244,7 @@ func (b *batcher) run() {
 			b.mu.Unlock()
 			return
 		}
-		batch := b.takeLocked()
-		b.mu.Unlock()
-		b.send(batch)
-		b.doneSending()
+		b.sendTakenLocked()
 	}
 }
 
@@ -265,8 +262,12 @@ func (b *batcher) takeLocked() []*Pending {
 	return batch
 }
 
-// doneSending ends a send, letting the next one (of either sender) go.
-func (b *batcher) doneSending() {
+// sendTakenLocked takes the next batch (b.mu held, released) and sends
+// it, then lets the next send (of either sender) go.
+func (b *batcher) sendTakenLocked() {
+	batch := b.takeLocked()
+	b.mu.Unlock()
+	b.send(batch)
 	b.mu.Lock()
 	b.sending = false
 	b.cond.Broadcast()
@@ -283,10 +284,7 @@ func (b *batcher) sendNext() {
 		b.mu.Unlock()
 		return
 	}
-	batch := b.takeLocked()
-	b.mu.Unlock()
-	b.send(batch)
-	b.doneSending()
+	b.sendTakenLocked()
 }
 
 // send stamps, encodes and applies one batch; its outcome is delivered by a
