@@ -147,7 +147,8 @@ type batcher struct {
 	// sending is set while a batch is being sent (by run, or by the FSM
 	// in sendNext): one at a time, so entries reach raft in queue order.
 	sending bool
-	// lastNow is the greatest time stamped on an entry (owned by run).
+	// lastNow is the greatest time stamped on an entry (owned by the
+	// sender holding sending).
 	lastNow int64
 	clock   func() int64
 	done    chan struct{} // closed when run has returned and all resolved
