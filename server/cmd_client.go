@@ -122,10 +122,7 @@ func (c *Client) info(now time.Time) clients.Info {
 	if p := c.lastCmd.Load(); p != nil {
 		i.Cmd = *p
 	}
-	i.Idle = now.Sub(c.createdAt)
-	if t := c.lastActive.Load(); t != 0 {
-		i.Idle = now.Sub(time.Unix(0, t))
-	}
+	i.Idle = now.Sub(time.Unix(0, c.lastActive.Load()))
 	if c.inCommand.Load() {
 		i.Idle = 0
 	}

@@ -176,6 +176,7 @@ func newClient(s *Server, nc net.Conn, id int64, authed bool) *Client {
 	c.out.init()
 	c.proto.Store(2)
 	c.authed.Store(authed)
+	c.lastActive.Store(now.UnixNano())
 	return c
 }
 
