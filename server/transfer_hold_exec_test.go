@@ -78,21 +78,7 @@ func TestClusterTransferHoldsExec(t *testing.T) {
 	progress := waitsForProgress(t, acked[:], ended[:], 10, func(i int) error { return res[i].err })
 	heldAt := func(cn *cnode) int64 { return cn.srv.stats.TransferHold.Held.Load() }
 	progress()
-	for k := 0; k < 40; k++ {
-		if k >= 3 && heldAt(at[0]) > 0 && heldAt(at[1]) > 0 {
-			break
-		}
-		from := leaderOf(nodes, 0)
-		to := followersOf(nodes, 0)[k%2]
-		must(t, "RAFT TRANSFER", noRetryClient(t, from.addr).Do(ctx, "RAFT", "TRANSFER", "0", to.id).Err())
-		testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
-			if leaderOf(nodes, 0).id != to.id {
-				return errors.New("transfer not done")
-			}
-			return nil
-		})
-		progress()
-	}
+	transferUntil(t, ctx, nodes, 40, progress, func() bool { return heldAt(at[0]) > 0 && heldAt(at[1]) > 0 })
 	close(stop)
 	wg.Wait()
 	for i, r := range res {

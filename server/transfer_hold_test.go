@@ -89,6 +89,28 @@ func heldWrites(nodes []*cnode) (held, failed int64) {
 	return held, failed
 }
 
+// transferUntil moves shard 0's leadership between the two followers, at
+// least 3 times and at most max, until enough says so; progress runs
+// after each transfer (and is the caller's wait for its writers).
+func transferUntil(t *testing.T, ctx context.Context, nodes []*cnode, max int, progress func(), enough func() bool) {
+	t.Helper()
+	for k := 0; k < max; k++ {
+		if k >= 3 && enough() {
+			return
+		}
+		from := leaderOf(nodes, 0)
+		to := followersOf(nodes, 0)[k%2]
+		must(t, "RAFT TRANSFER", noRetryClient(t, from.addr).Do(ctx, "RAFT", "TRANSFER", "0", to.id).Err())
+		testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+			if leaderOf(nodes, 0).id != to.id {
+				return errors.New("transfer not done")
+			}
+			return nil
+		})
+		progress()
+	}
+}
+
 // TestClusterTransferHoldsWrites: clients writing continuously, on the
 // leader and on a follower, one write at a time and pipelined, while RAFT TRANSFER moves the shard around
 // see no TRYAGAIN: every write succeeds, in order, none duplicated; the
@@ -124,21 +146,10 @@ func TestClusterTransferHoldsWrites(t *testing.T) {
 	// at least three times, through the RAFT TRANSFER command.
 	ctx := context.Background()
 	progress()
-	for k := 0; k < 30; k++ {
-		if held, _ := heldWrites(nodes); k >= 3 && held > 0 {
-			break
-		}
-		from := leaderOf(nodes, 0)
-		to := followersOf(nodes, 0)[k%2]
-		must(t, "RAFT TRANSFER", noRetryClient(t, from.addr).Do(ctx, "RAFT", "TRANSFER", "0", to.id).Err())
-		testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
-			if leaderOf(nodes, 0).id != to.id {
-				return errors.New("transfer not done")
-			}
-			return nil
-		})
-		progress()
-	}
+	transferUntil(t, ctx, nodes, 30, progress, func() bool {
+		held, _ := heldWrites(nodes)
+		return held > 0
+	})
 	close(stop)
 	wg.Wait()
 	held, failed := heldWrites(nodes)
