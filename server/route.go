@@ -110,7 +110,11 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 	if c.inMulti() {
 		// Queued: every keyed command of a transaction must be in one
 		// shard (one slot in cluster mode), as Redis Cluster checks
-		// while queuing; a refusal makes EXEC answer EXECABORT.
+		// while queuing; a refusal makes EXEC answer EXECABORT. A
+		// transaction another node forwarded here is queued even when
+		// this node no longer leads its shard: EXEC then answers the
+		// refusal (not run), and that node sends the transaction where
+		// the shard is led now (forwardTxHeld) instead of failing it.
 		if len(keys) == 0 || cmd.Control == ctlWatch {
 			return nil, false
 		}
@@ -121,7 +125,7 @@ func (s *Server) routeRequest(c *Client, cmd *Command, args [][]byte, pl *pipeli
 			pl.drain()
 			s.reject(c, cmd, router.ErrCrossSlot)
 			return nil, true
-		case rt.Kind == router.Refuse && (s.router.ClusterMode() || c.internal):
+		case rt.Kind == router.Refuse && s.router.ClusterMode():
 			pl.drain()
 			s.reject(c, cmd, rt.Reply)
 			return nil, true

@@ -129,24 +129,30 @@ func (s *Server) holdExec(c *Client, tx *txState, shard int, cmd wire.Exec, queu
 
 // forwardTxHeld runs a queued transaction at the node at addr (forwardTx)
 // and, when that leader refused it because it is handing the shard over,
-// holds it as holdExec does and runs it where the shard is then led.
+// holds it as holdExec does and runs it where the shard is then led; when
+// addr refused it unrun because it no longer leads the shard (the
+// leadership moved after routing), it routes it again, up to
+// router.MaxForwardAttempts times as forwardAgain does a single request.
 // remoteWatch says the client's WATCHes went to addr: its refused EXEC
 // unwatched them, so the transaction aborts. deadline is the hold's end,
 // zero until the transaction is first held.
 func (s *Server) forwardTxHeld(c *Client, addr string, shard int, queue []queuedCmd, remoteWatch bool,
 	deadline time.Time) Reply {
 	db := c.DB()
-	for {
+	for attempt := 1; ; attempt++ {
 		c.db.Store(int32(db)) // a queued SELECT ran again after the last try
 		r := s.forwardTx(c, addr, shard, queue)
-		if !s.execHoldable(c) || !execTransferRefused(r) {
+		held := s.execHoldable(c) && execTransferRefused(r)
+		if !held && (!router.RefusedUnrun(r) || transferRefusal(r) || attempt >= router.MaxForwardAttempts) {
 			return r
 		}
 		c.db.Store(int32(db))
 		if remoteWatch {
 			return NullArray{}
 		}
-		if !s.holdForwarded(shard, addr, &deadline) {
+		if !held {
+			time.Sleep(router.ForwardRetryPause) // the view of the leader catches up
+		} else if !s.holdForwarded(shard, addr, &deadline) {
 			return errTransferHoldTx
 		}
 		rt := s.router.RouteShard(shard, -1, c.internal)

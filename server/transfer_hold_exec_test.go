@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -440,4 +441,34 @@ func TestClusterModeTransferHoldsExec(t *testing.T) {
 		}
 	}
 	t.Fatal("no EXEC held in 30 transfers")
+}
+
+// TestClusterForwardedTxAtFormerLeader: a transaction another node forwards
+// to a node that no longer leads its shard (the leadership moved after the
+// forwarder routed it) is queued there and refused unrun at EXEC —
+// TRYAGAIN, which the forwarder routes again — not failed as EXECABORT.
+func TestClusterForwardedTxAtFormerLeader(t *testing.T) {
+	nodes := startCluster(t, 3, 1, false)
+	lead := leaderOf(nodes, 0)
+	fs := followersOf(nodes, 0)
+	// An internal connection (what a forwarding node's upstream is) to a
+	// follower, as to a leader that has just handed the shard over.
+	nc, err := lead.node.DialRESP(fs[0].node.RaftAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &respConn{nc: nc, r: bufio.NewReader(nc)}
+	t.Cleanup(func() { in.Close() })
+	runSteps(t, in, []step{
+		{[]string{"STREAMD.AUTHAS", "default"}, "+OK"},
+		{[]string{"MULTI"}, "+OK"},
+		{[]string{"XADD", "tx", "*", "f", "v"}, "+QUEUED"},
+	})
+	v, err := in.Do("EXEC")
+	if err != nil || !strings.HasPrefix(v.String(), "(error) TRYAGAIN this node does not lead the shard") {
+		t.Fatalf("EXEC at a follower = %s %v, want TRYAGAIN (not run)", v, err)
+	}
+	if n, err := noRetryClient(t, lead.addr).XLen(context.Background(), "tx").Result(); err != nil || n != 0 {
+		t.Fatalf("XLEN tx at the leader = %d %v, want 0", n, err)
+	}
 }
