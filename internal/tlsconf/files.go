@@ -100,8 +100,30 @@ func decryptKey(keyFile string, keyPEM []byte, pass string) ([]byte, error) {
 			}
 			return nil, fmt.Errorf("tls-key-file %s: %v", keyFile, err)
 		}
+		// The legacy format's only check is the CBC padding, which a
+		// wrong passphrase passes about once in 256 tries: a key that
+		// then does not parse was opened with the wrong one.
+		if !parsesAsKey(b.Type, der) {
+			return nil, fmt.Errorf("tls-key-file %s: wrong tls-key-file-pass", keyFile)
+		}
 		return pem.EncodeToMemory(&pem.Block{Type: b.Type, Bytes: der}), nil
 	}
+}
+
+// parsesAsKey reports whether der is a private key of the PEM type typ
+// ("RSA PRIVATE KEY", "EC PRIVATE KEY" or PKCS#8 "PRIVATE KEY"; other
+// types are left to the TLS library's own error).
+func parsesAsKey(typ string, der []byte) bool {
+	var err error
+	switch typ {
+	case "RSA PRIVATE KEY":
+		_, err = x509.ParsePKCS1PrivateKey(der)
+	case "EC PRIVATE KEY":
+		_, err = x509.ParseECPrivateKey(der)
+	case "PRIVATE KEY":
+		_, err = x509.ParsePKCS8PrivateKey(der)
+	}
+	return err == nil
 }
 
 // loadCAs reads the CA certificates of file and of every regular file of
