@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"fmt"
 	"testing"
 
 	"streamd/replication/wire"
@@ -14,6 +15,12 @@ func TestProposedEntriesApplyAsDecoded(t *testing.T) {
 	s, err := Open(Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Some entries certainly hold only XADDs: these, each waited for.
+	for i := range 5 {
+		if _, err := s.Propose(xadd("s", "f", "w", "n", fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var pend []*Pending
 	for i := range 300 {
