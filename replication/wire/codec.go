@@ -198,20 +198,31 @@ func (e Entry) Append(dst []byte) []byte {
 // bad input it returns an error wrapping ErrVersion, ErrTruncated,
 // ErrUnknownOp or ErrMalformed whose text names the command index, the op
 // and what is wrong. The result does not alias b.
-func DecodeEntry(b []byte) (Entry, error) {
+func DecodeEntry(b []byte) (Entry, error) { return decodeEntry(b, false) }
+
+// CheckEntry reports what DecodeEntry would, without keeping what it
+// decodes: an XADD's field values are checked, not copied. A restart
+// checks every entry of the log before raft replays (and decodes) them.
+func CheckEntry(b []byte) error {
+	_, err := decodeEntry(b, true)
+	return err
+}
+
+// decodeEntry is DecodeEntry; with check set it returns no commands.
+func decodeEntry(b []byte, check bool) (Entry, error) {
 	if len(b) == 0 {
 		return Entry{}, fmt.Errorf("wire: entry: %w: empty", ErrTruncated)
 	}
 	if b[0] != EntryVersion {
 		return Entry{}, fmt.Errorf("wire: entry: %w %d (this build reads version %d)", ErrVersion, b[0], EntryVersion)
 	}
-	r := reader{b: b[1:]}
+	r := reader{b: b[1:], check: check}
 	e := Entry{NowMs: int64(r.uvarint())}
 	n := r.count(1)
 	if r.err != nil {
 		return Entry{}, fmt.Errorf("wire: entry header: %w", r.err)
 	}
-	if n > 0 {
+	if n > 0 && !check {
 		e.Cmds = make([]Command, 0, n)
 	}
 	for i := 0; i < n; i++ {
@@ -224,7 +235,9 @@ func DecodeEntry(b []byte) (Entry, error) {
 		if !ok {
 			return Entry{}, fmt.Errorf("wire: entry command %d of %d: %w: %v is a query, not a command", i+1, n, ErrMalformed, code)
 		}
-		e.Cmds = append(e.Cmds, cmd)
+		if !check {
+			e.Cmds = append(e.Cmds, cmd)
+		}
 	}
 	if len(r.b) != 0 {
 		return Entry{}, fmt.Errorf("wire: entry: %w: %d trailing bytes after %d commands", ErrMalformed, len(r.b), n)
@@ -296,6 +309,9 @@ type reader struct {
 	// returned as the same string, so a batch of commands on one key (a
 	// pipeline of XADDs) allocates the key once per entry, not per command.
 	last string
+	// check: the values byteStrings reads are checked, not copied (nil is
+	// returned; see CheckEntry).
+	check bool
 }
 
 func (r *reader) fail(err error) {
@@ -479,6 +495,10 @@ func (r *reader) byteStrings() [][]byte {
 		}
 		scan.b = scan.b[l:]
 		total += int(l)
+	}
+	if r.check {
+		r.b = scan.b
+		return nil
 	}
 	// Second pass: copy; the lengths are known to be valid.
 	buf := make([]byte, total)

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,15 +32,18 @@ func fuzzSeeds(t testing.TB) [][]byte {
 	return seeds
 }
 
-// FuzzDecodeEntry: DecodeEntry never panics, its errors are prefixed, and
+// FuzzDecodeEntry: DecodeEntry never panics, its errors are prefixed,
 // whatever it accepts re-encodes to exactly the input (the format is
-// canonical).
+// canonical), and CheckEntry gives the same verdict (the same error).
 func FuzzDecodeEntry(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := DecodeEntry(b)
+		if cerr := CheckEntry(b); fmt.Sprint(cerr) != fmt.Sprint(err) {
+			t.Fatalf("CheckEntry: %v; DecodeEntry: %v", cerr, err)
+		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "wire: ") {
 				t.Fatalf("error without prefix: %v", err)
