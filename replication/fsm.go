@@ -86,6 +86,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		out[i] = res
 	}
+	if aclChanged {
+		f.s.aclVersion.Add(1) // before noteApplied: see aclChanged
+	}
 	if len(logs) > 0 {
 		f.s.noteApplied(logs[len(logs)-1].Index)
 	}
@@ -156,6 +159,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if ks.AnyAckLeader() {
 		f.s.acks.leaderSeen.Store(true)
 	}
+	f.s.aclVersion.Add(1) // before noteApplied: see aclChanged
 	f.s.noteApplied(index)
 	f.s.mu.Unlock()
 	f.s.aclChanged()

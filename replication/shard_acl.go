@@ -29,9 +29,12 @@ func (s *Shard) OnACLChange(fn func()) {
 	s.aclHookMu.Unlock()
 }
 
-// aclChanged bumps the version and calls the hooks.
+// aclChanged calls the hooks. The FSM bumps aclVersion itself, under the
+// shard's lock and before the apply is published (noteApplied): a reader
+// that waited for the entry (WaitApplied, a forwarded ACL write's barrier)
+// then finds the version moved and rebuilds, instead of keeping a view
+// built before the change while the hooks have not run yet.
 func (s *Shard) aclChanged() {
-	s.aclVersion.Add(1)
 	s.aclHookMu.Lock()
 	hooks := s.aclHooks
 	s.aclHookMu.Unlock()

@@ -64,12 +64,12 @@ type clientACL struct {
 	ver  uint64
 	user *acl.User
 	all  bool
-	// writing is set while the client's own ACL write runs: if it
-	// deletes the client's user, the connection closes after the reply
-	// (aclWrite), not at once.
+	// writing is set while the client's own ACL write runs, and stays
+	// set once it deleted the client's user: the connection closes after
+	// the reply (aclWrite), not at once, whichever sweep comes late.
 	writing atomic.Bool
-	// dropped is set once the connection was closed because its user
-	// was deleted (the close and its log line happen once).
+	// dropped is set once the close of the connection because its user
+	// was deleted was logged (every sweep closes it: see aclStateChanged).
 	dropped atomic.Bool
 }
 
@@ -139,10 +139,12 @@ func (s *Server) aclStateChanged() {
 			// no rights (its node disconnects the client itself).
 			continue
 		}
+		// Logged once, closed by every sweep: the one that logged may
+		// not have closed it yet when another sweep's write answers.
 		if o.acl.dropped.CompareAndSwap(false, true) {
 			s.log.Info("closing the connection of a deleted ACL user", "id", o.id, "user", name)
-			o.nc.Close()
 		}
+		o.nc.Close()
 	}
 }
 

@@ -342,7 +342,11 @@ func (s *Server) cmdACLDELUSER(c *Client, args [][]byte) Reply {
 // and waits until this node's view holds it. It returns "" on success.
 func (s *Server) aclWrite(c *Client, op wire.Command, fwd [][]byte) ErrorReply {
 	c.acl.writing.Store(true)
-	defer c.acl.writing.Store(false)
+	defer func() {
+		if !c.quit { // else its own user is gone: see clientACL.writing
+			c.acl.writing.Store(false)
+		}
+	}()
 	done := func() ErrorReply {
 		s.aclStateChanged()
 		// The client deleted its own user: its connection closes after
