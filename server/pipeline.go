@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"streamd/replication/wire"
@@ -49,6 +50,8 @@ type pipeline struct {
 	repBuf []byte
 	// touch holds the XADDs whose key accesses a drain records together.
 	touch []wire.Command
+	// keys holds a drain's XADD keys, one per call (see xaddKey).
+	keys []string
 	// ops and pends are propose's scratch, reused.
 	ops   []wire.Command
 	pends []pendingWrite
@@ -90,6 +93,13 @@ type pipelineCall struct {
 	op    wire.Command
 	shard int
 	pend  pendingWrite
+}
+
+// xaddKey is a pipelined XADD's database and key; key is one element of
+// the pipeline's keys, its Effects' Modified and Ready keys.
+type xaddKey struct {
+	db  int
+	key []string
 }
 
 // pipelineOut is a pending write's answer and what it did to the keyspace.
@@ -180,14 +190,20 @@ func (pl *pipeline) drainLocal() {
 	s := pl.s
 	outs := pl.outs[:0]
 	touch := pl.touch[:0]
-	for _, call := range pl.calls {
-		_, add := call.op.(wire.XAdd)
+	keys := slices.Grow(pl.keys[:0], len(pl.calls))[:len(pl.calls)]
+	for i, call := range pl.calls {
+		db, key, add := wire.XAddKey(call.op)
 		if !add && len(touch) > 0 {
 			// Earlier XADDs' accesses first: this write may drop a key.
 			s.access.touchAll(touch, time.Now())
 			touch = touch[:0]
 		}
-		res, err, e, later := s.settleWriteAt(call.op, call.pend, add)
+		var xadd xaddKey
+		if add {
+			keys[i] = key
+			xadd = xaddKey{db: db, key: keys[i : i+1 : i+1]}
+		}
+		res, err, e, later := s.settleWriteAt(call.op, call.pend, xadd)
 		if later {
 			touch = append(touch, call.op)
 		}
@@ -236,4 +252,6 @@ func (pl *pipeline) drainLocal() {
 	pl.calls = pl.calls[:0]
 	clear(outs)
 	pl.outs = outs[:0]
+	clear(keys)
+	pl.keys = keys[:0]
 }

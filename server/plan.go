@@ -77,16 +77,18 @@ func (s *Server) applyOn(c *Client, i int, op wire.Op) (any, error) {
 // the keys it modified dirty. The caller holds writeMu (shared; exclusive
 // for an EXEC with WATCH), so an EXEC that checks after the write sees it.
 func (s *Server) settleWrite(op wire.Command, p pendingWrite) (any, error, wire.Effects) {
-	res, err, e, _ := s.settleWriteAt(op, p, false)
+	res, err, e, _ := s.settleWriteAt(op, p, xaddKey{})
 	return res, err, e
 }
 
-// settleWriteAt is settleWrite; with batchTouch, the access to a
-// successful write's keys is left to the caller (touchLater reports it)
-// when nothing else about access times follows from the write (no key
-// dropped, renamed or moved): a pipeline records its XADDs' accesses
-// together (accessTimes.touchAll), before it settles any other write.
-func (s *Server) settleWriteAt(op wire.Command, p pendingWrite, batchTouch bool) (res any, err error, e wire.Effects, touchLater bool) {
+// settleWriteAt is settleWrite. For a pipelined XADD, xadd holds its
+// database and key (zero for any other write) (the key slice the caller's, see wire.XAddEffects), and
+// the access to a successful write's key is left to the caller
+// (touchLater reports it) when nothing else about access times follows
+// from the write (no key dropped, renamed or moved): a pipeline records its
+// XADDs' accesses together (accessTimes.touchAll), before it settles any
+// other write.
+func (s *Server) settleWriteAt(op wire.Command, p pendingWrite, xadd xaddKey) (res any, err error, e wire.Effects, touchLater bool) {
 	res, err = p.Wait()
 	if la, ok := p.(leaderAcked); ok {
 		if applied, early := la.LeaderAcked(); early {
@@ -96,7 +98,12 @@ func (s *Server) settleWriteAt(op wire.Command, p pendingWrite, batchTouch bool)
 			return res, err, wire.Effects{}, false
 		}
 	}
-	e = wire.EffectsOf(op, res, err)
+	batchTouch := xadd.key != nil
+	if batchTouch {
+		e = wire.XAddEffects(xadd.db, xadd.key, res, err)
+	} else {
+		e = wire.EffectsOf(op, res, err)
+	}
 	s.markDirty(e)
 	if err == nil {
 		if batchTouch && !accessAffected(op, e) {

@@ -50,6 +50,29 @@ func EffectsOf(cmd Command, res any, err error) Effects {
 	return e
 }
 
+// XAddKey returns the database and key of cmd when it is an XAdd (ok false
+// otherwise), without copying the XAdd out of the interface.
+func XAddKey(cmd Command) (db int, key string, ok bool) {
+	if _, ok := cmd.(XAdd); !ok {
+		return 0, "", false
+	}
+	b := cmd.(baser).base()
+	return b.DB, b.Key, true
+}
+
+// XAddEffects is EffectsOf of an XADD in db that answered res, err, whose
+// key the caller holds in key (one element): Modified and Ready are key
+// itself, so the pipelined XADD path allocates nothing for its effects.
+// The caller keeps key unchanged while the Effects are in use.
+func XAddEffects(db int, key []string, res any, err error) Effects {
+	e := Effects{DB: db}
+	if _, dup := res.(IDMPDuplicate); err != nil || res == nil || dup {
+		return e
+	}
+	e.Modified, e.Ready = key, key
+	return e
+}
+
 // count is an int64 answer (0 for any other).
 func count(res any) int64 {
 	n, _ := res.(int64)

@@ -54,6 +54,40 @@ func TestEffects(t *testing.T) {
 	}
 }
 
+// TestXAddEffectsAsEffectsOf: the pipelined XADD path's XAddKey and
+// XAddEffects give what EffectsOf gives, and allocate nothing.
+func TestXAddEffectsAsEffectsOf(t *testing.T) {
+	b := Base{DB: 3, Key: "k"}
+	cmds := []Command{XAdd{Base: b}, XAdd{Base: b, NoMkStream: true}}
+	answers := []struct {
+		res any
+		err error
+	}{{"1-1", nil}, {nil, nil}, {nil, errors.New("ERR x")}, {IDMPDuplicate{}, nil}}
+	for _, cmd := range cmds {
+		db, key, ok := XAddKey(cmd)
+		if !ok || db != 3 || key != "k" {
+			t.Fatalf("XAddKey(%+v) = %d %q %v", cmd, db, key, ok)
+		}
+		for _, a := range answers {
+			got := XAddEffects(db, []string{key}, a.res, a.err)
+			if want := EffectsOf(cmd, a.res, a.err); !reflect.DeepEqual(got, want) {
+				t.Errorf("%+v answered %v %v: %+v, want %+v", cmd, a.res, a.err, got, want)
+			}
+		}
+	}
+	if _, _, ok := XAddKey(XDel{Base: b}); ok {
+		t.Error("XAddKey took an XDEL for an XADD")
+	}
+	var cmd Command = XAdd{Base: b}
+	keys := []string{"k"}
+	if n := testing.AllocsPerRun(100, func() {
+		db, _, _ := XAddKey(cmd)
+		_ = XAddEffects(db, keys, "1-1", nil)
+	}); n != 0 {
+		t.Errorf("%v allocations per XADD's effects, want 0", n)
+	}
+}
+
 // TestEveryCommandHasEffects runs EffectsOf on every sample write: each
 // op type decides its effects (the Command interface requires it) and
 // keeps its database.
