@@ -34,6 +34,12 @@
 # Redis side (for FW: two Redis with AOF always), so every ratio should be
 # 1.00 and its spread (printed) is the method's noise.
 #
+# MODE=floor replaces streamd by bench/floor, the least a Go server with a
+# goroutine per connection does for a durable XADD (parse, one fdatasync
+# per group of queued requests, an ID per request; no Raft, no state
+# machine): what P1 and P2 can reach on this machine at best with that
+# design. P3 runs it too (it always syncs); P4 and FW are skipped.
+#
 # Environment: PAIRS, STEPS (even), SCALE (divides every N), N_P1, N_BIG,
 # LAT_N, IDLE_MS, ONLY (space-separated subset of "P1 P2 P3 P4 FW LAT"),
 # STREAMD_ARGS (extra flags for every streamd). Needs redis-server,
@@ -58,6 +64,7 @@ PORT_LAST=17959
 . bench/lib.sh
 
 go build -o "$TMP/streamd" ./cmd/streamd
+[[ $MODE == floor ]] && go build -o "$TMP/floor" ./bench/floor
 mkdir -p "$TMP/pair"
 
 # ---- processes ----
@@ -73,6 +80,14 @@ start_redis() {
 	mkdir -p "$dir"
 	redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" "${aof[@]}" --save '' \
 		--daemonize no --logfile "$dir/redis.log" &
+	pids+=("$!")
+	procs+=("$!")
+}
+
+# start_floor DIR PORT: bench/floor (MODE=floor).
+start_floor() {
+	mkdir -p "$1"
+	"$TMP/floor" --port "$2" --dir "$1" 2>>"$1.log" &
 	pids+=("$!")
 	procs+=("$!")
 }
@@ -182,6 +197,8 @@ side_a() {
 	shift 3
 	if [[ $MODE == self ]]; then
 		start_redis "$dir" "$port" "$persist"
+	elif [[ $MODE == floor ]]; then
+		start_floor "$dir" "$port"
 	else
 		start_streamd "$dir" "$port" "$@"
 	fi
@@ -242,13 +259,14 @@ cluster() {
 
 a_name=streamd
 [[ $MODE == self ]] && a_name=redis#2
+[[ $MODE == floor ]] && a_name=floor
 echo "== bench/writepath.sh: $a_name vs redis, $PAIRS pairs x $STEPS alternating steps, -c $CLIENTS XADD s '*' f v"
 echo "   N per side: P1 $N_P1, P2-P4/FW $N_BIG; idle check: at most 1 CPU tick in ${IDLE_MS} ms; MODE=$MODE"
 for pair in $(seq "$PAIRS"); do
 	if [[ " $ONLY " == *" P1 "* || " $ONLY " == *" LAT "* ]]; then single P1 1 "$N_P1" "" always; fi
 	if [[ " $ONLY " == *" P2 "* ]]; then single P2 16 "$N_BIG" "" always; fi
 	if [[ " $ONLY " == *" P3 "* ]]; then single P3 16 "$N_BIG" "--appendfsync everysec" off; fi
-	if [[ " $ONLY " == *" P4 "* || " $ONLY " == *" FW "* ]]; then cluster; fi
+	if [[ $MODE != floor && (" $ONLY " == *" P4 "* || " $ONLY " == *" FW "*) ]]; then cluster; fi
 done
 
 # spread FILE: "min..max" of a file of numbers.

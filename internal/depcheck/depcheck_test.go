@@ -70,6 +70,7 @@ var leaves = map[string][]string{
 	"internal/metricstest":     nil,
 	"internal/version":         nil, // --version and INFO server: release, git commit, build id (stdlib only)
 	"bench/consume":            nil, // bench/memory_speed.sh's group-consume load (a redigo client)
+	"bench/floor":              nil, // bench/writepath.sh MODE=floor: the least a Go server does for a durable XADD
 }
 
 // importedOnlyBy limits which packages may import a leaf: the
