@@ -39,12 +39,13 @@
 # per group of queued requests, an ID per request; no Raft, no state
 # machine): what P1 and P2 can reach on this machine at best with that
 # design. P3 runs it too (it always syncs); P4 and FW are skipped.
+# FLOOR_ARGS=-loop makes it one epoll event loop instead: Redis's design.
 #
 # Environment: PAIRS, STEPS (even), SCALE (divides every N), N_P1, N_BIG,
 # LAT_N, IDLE_MS, ONLY (space-separated subset of "P1 P2 P3 P4 FW LAT"),
-# STREAMD_ARGS (extra flags for every streamd). Needs redis-server,
-# redis-cli and redis-benchmark on PATH; builds ./cmd/streamd. Ports come
-# from 17920-17959.
+# STREAMD_ARGS (extra flags for every streamd), FLOOR_ARGS (bench/floor's
+# flags, MODE=floor). Needs redis-server, redis-cli and redis-benchmark on
+# PATH; builds ./cmd/streamd. Ports come from 17920-17959.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PAIRS=${PAIRS:-5}
@@ -87,7 +88,8 @@ start_redis() {
 # start_floor DIR PORT: bench/floor (MODE=floor).
 start_floor() {
 	mkdir -p "$1"
-	"$TMP/floor" --port "$2" --dir "$1" 2>>"$1.log" &
+	# shellcheck disable=SC2086
+	"$TMP/floor" --port "$2" --dir "$1" ${FLOOR_ARGS:-} 2>>"$1.log" &
 	pids+=("$!")
 	procs+=("$!")
 }

@@ -8,8 +8,9 @@
 // goroutine takes every queued group, appends one line per request to a
 // file, fdatasyncs it, and wakes the groups; each answers an ID per request
 // ("ms-seq" shaped) and flushes. That is Redis's appendfsync always
-// without its single thread. It is a benchmark tool, not a server: no
-// errors beyond closing the connection, no reading back.
+// without its single thread. With -loop (Linux), one event loop does it
+// all instead, as Redis does (loop_linux.go). It is a benchmark tool, not a
+// server: no errors beyond closing the connection, no reading back.
 package main
 
 import (
@@ -20,7 +21,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 )
 
 // group is one connection's requests waiting for the same fdatasync.
@@ -67,7 +67,7 @@ func (q *logQueue) run(f *os.File) {
 		if _, err := f.Write(buf); err != nil {
 			log.Fatal(err)
 		}
-		if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+		if err := datasync(f); err != nil {
 			log.Fatal(err)
 		}
 		for _, g := range taken {
@@ -151,10 +151,15 @@ func serve(c net.Conn, q *logQueue) {
 func main() {
 	port := flag.Int("port", 6399, "port on 127.0.0.1")
 	dir := flag.String("dir", ".", "directory of the log file")
+	loop := flag.Bool("loop", false, "one event loop (epoll) instead of a goroutine per connection")
 	flag.Parse()
 	f, err := os.OpenFile(*dir+"/floor.log", os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *loop {
+		serveLoop(*port, f)
+		return
 	}
 	q := &logQueue{}
 	q.cond = sync.NewCond(&q.mu)
