@@ -22,12 +22,64 @@ type loopConn struct {
 	out     []byte
 }
 
+// writeSync appends b to f and fdatasyncs it.
+func writeSync(f *os.File, b []byte) {
+	if _, err := f.Write(b); err != nil {
+		log.Fatal(err)
+	}
+	if err := datasync(f); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// hopChain is -hops: a turn's log write goes through two goroutines, one
+// that writes and syncs and one that hands the turn back, while the loop
+// waits, as a write crosses Raft's leader loop and its FSM goroutine in
+// streamd: what those hand-offs cost an event loop.
+type hopChain struct {
+	store chan hop
+}
+
+type hop struct {
+	buf  []byte
+	done chan struct{}
+}
+
+func newHopChain(f *os.File) *hopChain {
+	h := &hopChain{store: make(chan hop, 1)}
+	apply := make(chan hop, 1)
+	go func() {
+		for m := range h.store {
+			writeSync(f, m.buf)
+			apply <- m
+		}
+	}()
+	go func() {
+		for m := range apply {
+			close(m.done)
+		}
+	}()
+	return h
+}
+
+// write hands b to the chain and waits until it is back.
+func (h *hopChain) write(b []byte) {
+	done := make(chan struct{})
+	h.store <- hop{buf: b, done: done}
+	<-done
+}
+
 // serveLoop is -loop: Redis's design in Go. One goroutine on its own
 // thread owns every socket through a level-triggered epoll: each turn it
 // reads every ready connection once, appends and fdatasyncs the turn's
 // requests together, then writes each connection's replies. No goroutine
-// hands anything to another. Only on Linux.
-func serveLoop(port int, f *os.File) {
+// hands anything to another (unless withHops: see hopChain). Only on
+// Linux.
+func serveLoop(port int, f *os.File, withHops bool) {
+	var hops *hopChain
+	if withHops {
+		hops = newHopChain(f)
+	}
 	runtime.LockOSThread()
 	lfd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
 	if err != nil {
@@ -106,11 +158,10 @@ func serveLoop(port int, f *os.File) {
 				logbuf = append(logbuf, "XADD s * f v\n"...)
 			}
 		}
-		if _, err := f.Write(logbuf); err != nil {
-			log.Fatal(err)
-		}
-		if err := datasync(f); err != nil {
-			log.Fatal(err)
+		if hops != nil {
+			hops.write(logbuf)
+		} else {
+			writeSync(f, logbuf)
 		}
 		for _, c := range ready {
 			for j := 0; j < c.pending; j++ {

@@ -11,4 +11,4 @@ import (
 func datasync(f *os.File) error { return f.Sync() }
 
 // serveLoop needs epoll: -loop is Linux only.
-func serveLoop(port int, f *os.File) { log.Fatal("-loop needs Linux (epoll)") }
+func serveLoop(port int, f *os.File, withHops bool) { log.Fatal("-loop needs Linux (epoll)") }

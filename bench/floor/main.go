@@ -152,13 +152,14 @@ func main() {
 	port := flag.Int("port", 6399, "port on 127.0.0.1")
 	dir := flag.String("dir", ".", "directory of the log file")
 	loop := flag.Bool("loop", false, "one event loop (epoll) instead of a goroutine per connection")
+	hops := flag.Bool("hops", false, "with -loop: each turn's log write crosses two goroutines, as Raft's")
 	flag.Parse()
 	f, err := os.OpenFile(*dir+"/floor.log", os.O_CREATE|os.O_WRONLY|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if *loop {
-		serveLoop(*port, f)
+		serveLoop(*port, f, *hops)
 		return
 	}
 	q := &logQueue{}
