@@ -23,8 +23,8 @@ func keyBase(c *Client, key []byte) wire.Base {
 
 // keyFirst plans a TYPE read of key: missing is the reply when the key does
 // not exist, otherwise argErr.
-func keyFirst(c *Client, key []byte, missing, argErr Reply) (*Plan, Reply) {
-	return &Plan{
+func keyFirst(c *Client, key []byte, missing, argErr Reply) (Plan, Reply) {
+	return Plan{
 		Op: wire.Type{Base: keyBase(c, key)},
 		Format: func(res any, err error) Reply {
 			if err != nil {
@@ -41,8 +41,8 @@ func keyFirst(c *Client, key []byte, missing, argErr Reply) (*Plan, Reply) {
 // groupFirst plans an XINFO GROUPS read of key: noKey is the reply when the
 // key does not exist, noGroup when it has no group named group, otherwise
 // argErr.
-func groupFirst(c *Client, key, group []byte, noKey, noGroup, argErr Reply) (*Plan, Reply) {
-	return &Plan{
+func groupFirst(c *Client, key, group []byte, noKey, noGroup, argErr Reply) (Plan, Reply) {
+	return Plan{
 		Op: wire.XInfoGroups{Base: keyBase(c, key)},
 		Format: func(res any, err error) Reply {
 			if err != nil {

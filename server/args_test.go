@@ -30,7 +30,7 @@ func streamCmd(t *testing.T, name string) *Command {
 
 // planFor runs the planner of the command named by line's first word(s)
 // ("XGROUP CREATE ..." uses "xgroup|create") on a client in database 3.
-func planFor(t *testing.T, line string) (*Plan, Reply) {
+func planFor(t *testing.T, line string) (Plan, Reply) {
 	t.Helper()
 	args := xArgs(line)
 	name := strings.ToLower(string(args[0]))
@@ -68,17 +68,17 @@ func mustPlan(t *testing.T, line string) *Plan {
 	if r != nil {
 		t.Fatalf("%q: unexpected reply %v", line, r)
 	}
-	if p == nil || p.Format == nil {
+	if p.Format == nil {
 		t.Fatalf("%q: no plan", line)
 	}
-	return p
+	return &p
 }
 
 // wantErr checks that line is refused by the planner with want.
 func wantErr(t *testing.T, line, want string) {
 	t.Helper()
 	p, r := planFor(t, line)
-	if p != nil {
+	if p.Op != nil || p.Format != nil {
 		t.Fatalf("%q: got plan %#v, want error %q", line, p.Op, want)
 	}
 	if r != ErrorReply(want) {

@@ -18,7 +18,7 @@ import (
 // drawn here, never in the state machine.
 func (s *Server) keyAdminCommands() []*Command {
 	row := func(name string, arity int, flags, acl []string, first, last int, summary, since string,
-		p func(*Client, [][]byte) (*Plan, Reply)) *Command {
+		p func(*Client, [][]byte) (Plan, Reply)) *Command {
 		step := 0
 		if first > 0 {
 			step = 1
@@ -54,9 +54,9 @@ func (s *Server) keyAdminCommands() []*Command {
 
 // cmdTOUCH is TOUCH key…: how many of the keys exist (a key named twice
 // counts twice); it marks them accessed (OBJECT IDLETIME).
-func (s *Server) cmdTOUCH(c *Client, args [][]byte) (*Plan, Reply) {
+func (s *Server) cmdTOUCH(c *Client, args [][]byte) (Plan, Reply) {
 	op := wire.Exists{DB: c.DB(), Names: names(args[1:])}
-	return &Plan{Op: op, Format: func(res any, err error) Reply {
+	return Plan{Op: op, Format: func(res any, err error) Reply {
 		if n, _ := res.(int64); err == nil && n > 0 {
 			s.access.set(op.DB, op.Names, time.Now().UnixMilli())
 		}
@@ -66,15 +66,15 @@ func (s *Server) cmdTOUCH(c *Client, args [][]byte) (*Plan, Reply) {
 
 // expireTimePlanner is EXPIRETIME/PEXPIRETIME key: the deadline as a unix
 // time in s or ms, -1 without one, -2 without the key.
-func expireTimePlanner(millis bool) func(*Client, [][]byte) (*Plan, Reply) {
-	return func(c *Client, args [][]byte) (*Plan, Reply) {
-		return &Plan{Op: wire.TTL{Base: keyBase(c, args[1]), Millis: millis, Abs: true}, Format: intFormat}, nil
+func expireTimePlanner(millis bool) func(*Client, [][]byte) (Plan, Reply) {
+	return func(c *Client, args [][]byte) (Plan, Reply) {
+		return Plan{Op: wire.TTL{Base: keyBase(c, args[1]), Millis: millis, Abs: true}, Format: intFormat}, nil
 	}
 }
 
 // cmdRANDOMKEY is RANDOMKEY: a random live key, or null.
-func cmdRANDOMKEY(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.RandomKey{DB: c.DB(), Seed: rand.Uint64()}, Format: bulkOrNull}, nil
+func cmdRANDOMKEY(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.RandomKey{DB: c.DB(), Seed: rand.Uint64()}, Format: bulkOrNull}, nil
 }
 
 // bulkOrNull renders a string or []byte answer as a bulk, nil as null.
@@ -93,8 +93,8 @@ func bulkOrNull(res any, err error) Reply {
 
 // cmdDUMP is DUMP key: the key's payload (state.dumpObject's format), or
 // null.
-func cmdDUMP(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Dump{Base: keyBase(c, args[1])}, Format: bulkOrNull}, nil
+func cmdDUMP(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.Dump{Base: keyBase(c, args[1])}, Format: bulkOrNull}, nil
 }
 
 // dbIndex parses a database index as Redis's getIntFromObjectOrReply: not
@@ -123,7 +123,7 @@ var errDBRange = ErrorReply(state.ErrDBIndexRange.Error())
 // cmdCOPY is COPY source destination [DB n] [REPLACE], argument checks in
 // Redis's order: options, DB range, cluster mode (same database only), then
 // the state machine's (same key, missing source, existing destination).
-func (s *Server) cmdCOPY(c *Client, args [][]byte) (*Plan, Reply) {
+func (s *Server) cmdCOPY(c *Client, args [][]byte) (Plan, Reply) {
 	op := wire.Copy{DB: c.DB(), Src: string(args[1]), DstDB: c.DB(), Dst: string(args[2])}
 	for j := 3; j < len(args); j++ {
 		switch {
@@ -132,40 +132,40 @@ func (s *Server) cmdCOPY(c *Client, args [][]byte) (*Plan, Reply) {
 		case isOpt(args[j], "DB") && j+1 < len(args):
 			db, r := dbIndex(args[j+1], "")
 			if r != nil {
-				return nil, r
+				return Plan{}, r
 			}
 			if db < 0 || db >= state.NumDatabases {
-				return nil, errDBRange
+				return Plan{}, errDBRange
 			}
 			op.DstDB = db
 			j++
 		default:
-			return nil, errSyntax
+			return Plan{}, errSyntax
 		}
 	}
 	if s.config().ClusterEnabled && (op.DB != 0 || op.DstDB != 0) {
-		return nil, ErrorReply("ERR Copying to another database is not allowed in cluster mode")
+		return Plan{}, ErrorReply("ERR Copying to another database is not allowed in cluster mode")
 	}
-	return &Plan{Op: op, Format: intFormat}, nil
+	return Plan{Op: op, Format: intFormat}, nil
 }
 
 // cmdSWAPDB is SWAPDB index1 index2 (refused in cluster mode, as Redis).
-func (s *Server) cmdSWAPDB(c *Client, args [][]byte) (*Plan, Reply) {
+func (s *Server) cmdSWAPDB(c *Client, args [][]byte) (Plan, Reply) {
 	if s.config().ClusterEnabled {
-		return nil, ErrorReply("ERR SWAPDB is not allowed in cluster mode")
+		return Plan{}, ErrorReply("ERR SWAPDB is not allowed in cluster mode")
 	}
 	a, r := dbIndex(args[1], "invalid first DB index")
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	b, r := dbIndex(args[2], "invalid second DB index")
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	if a < 0 || a >= state.NumDatabases || b < 0 || b >= state.NumDatabases {
-		return nil, errDBRange
+		return Plan{}, errDBRange
 	}
-	return &Plan{Op: wire.SwapDB{A: a, B: b}, Format: okFormat}, nil
+	return Plan{Op: wire.SwapDB{A: a, B: b}, Format: okFormat}, nil
 }
 
 // cmdRESTORE is RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s]
@@ -175,7 +175,7 @@ func (s *Server) cmdSWAPDB(c *Client, args [][]byte) (*Plan, Reply) {
 // after a read that gives BUSYKEY its turn first. IDLETIME sets the key's
 // access time here; FREQ is accepted and unused (no LFU policy), as Redis
 // does under an LRU or no-eviction policy.
-func (s *Server) cmdRESTORE(c *Client, args [][]byte) (*Plan, Reply) {
+func (s *Server) cmdRESTORE(c *Client, args [][]byte) (Plan, Reply) {
 	op := wire.Restore{Base: keyBase(c, args[1])}
 	idle, freq := int64(-1), int64(-1)
 	for j := 4; j < len(args); j++ {
@@ -188,25 +188,25 @@ func (s *Server) cmdRESTORE(c *Client, args [][]byte) (*Plan, Reply) {
 		case isOpt(args[j], "IDLETIME") && more >= 1 && freq == -1:
 			n, err := strconv.ParseInt(string(args[j+1]), 10, 64)
 			if err != nil {
-				return nil, errNotInteger
+				return Plan{}, errNotInteger
 			}
 			if n < 0 {
-				return nil, ErrorReply("ERR Invalid IDLETIME value, must be >= 0")
+				return Plan{}, ErrorReply("ERR Invalid IDLETIME value, must be >= 0")
 			}
 			idle = n
 			j++
 		case isOpt(args[j], "FREQ") && more >= 1 && idle == -1:
 			n, err := strconv.ParseInt(string(args[j+1]), 10, 64)
 			if err != nil {
-				return nil, errNotInteger
+				return Plan{}, errNotInteger
 			}
 			if n < 0 || n > 255 {
-				return nil, ErrorReply("ERR Invalid FREQ value, must be >= 0 and <= 255")
+				return Plan{}, ErrorReply("ERR Invalid FREQ value, must be >= 0 and <= 255")
 			}
 			freq = n
 			j++
 		default:
-			return nil, errSyntax
+			return Plan{}, errSyntax
 		}
 	}
 	var later Reply
@@ -223,9 +223,9 @@ func (s *Server) cmdRESTORE(c *Client, args [][]byte) (*Plan, Reply) {
 	}
 	if later != nil {
 		if op.Replace {
-			return nil, later
+			return Plan{}, later
 		}
-		return &Plan{Op: wire.Exists{DB: op.DB, Names: []string{op.Key}}, Format: func(res any, err error) Reply {
+		return Plan{Op: wire.Exists{DB: op.DB, Names: []string{op.Key}}, Format: func(res any, err error) Reply {
 			if err != nil {
 				return xreply.Error(err)
 			}
@@ -246,12 +246,12 @@ func (s *Server) cmdRESTORE(c *Client, args [][]byte) (*Plan, Reply) {
 				keys = append(keys, []byte(k))
 			}
 			if rt := s.router.Route(keys, true); rt.Kind == router.Refuse && rt.Reply == router.ErrCrossSlot {
-				return nil, rt.Reply
+				return Plan{}, rt.Reply
 			}
 		}
 	}
 	db, key := op.DB, op.Key
-	return &Plan{Op: op, Format: func(res any, err error) Reply {
+	return Plan{Op: op, Format: func(res any, err error) Reply {
 		if err != nil {
 			return xreply.Error(err)
 		}

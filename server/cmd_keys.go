@@ -16,7 +16,7 @@ import (
 // keyspaceCommands are the generic keyspace commands.
 func keyspaceCommands() []*Command {
 	row := func(name string, arity int, flags, acl []string, first, last int, group, summary, since string,
-		p func(*Client, [][]byte) (*Plan, Reply)) *Command {
+		p func(*Client, [][]byte) (Plan, Reply)) *Command {
 		step := 0
 		if first > 0 {
 			step = 1
@@ -89,19 +89,19 @@ func okFormat(res any, err error) Reply {
 }
 
 // cmdDEL is DEL and UNLINK key…: the number of keys removed.
-func cmdDEL(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Del{DB: c.DB(), Names: names(args[1:])}, Format: intFormat}, nil
+func cmdDEL(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.Del{DB: c.DB(), Names: names(args[1:])}, Format: intFormat}, nil
 }
 
 // cmdEXISTS is EXISTS key…: how many of the keys exist (a key named twice
 // counts twice).
-func cmdEXISTS(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Exists{DB: c.DB(), Names: names(args[1:])}, Format: intFormat}, nil
+func cmdEXISTS(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.Exists{DB: c.DB(), Names: names(args[1:])}, Format: intFormat}, nil
 }
 
 // cmdTYPE is TYPE key: +stream or +none.
-func cmdTYPE(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Type{Base: keyBase(c, args[1])}, Format: func(res any, err error) Reply {
+func cmdTYPE(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.Type{Base: keyBase(c, args[1])}, Format: func(res any, err error) Reply {
 		if err != nil {
 			return xreply.Error(err)
 		}
@@ -119,8 +119,8 @@ func stringsReply(keys []string) Array {
 }
 
 // cmdKEYS is KEYS pattern.
-func cmdKEYS(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.KeysMatch{DB: c.DB(), Pattern: string(args[1])}, Format: func(res any, err error) Reply {
+func cmdKEYS(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.KeysMatch{DB: c.DB(), Pattern: string(args[1])}, Format: func(res any, err error) Reply {
 		if err != nil {
 			return xreply.Error(err)
 		}
@@ -131,13 +131,13 @@ func cmdKEYS(c *Client, args [][]byte) (*Plan, Reply) {
 
 // cmdSCAN is SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]
 // (arguments: xargs.Scan); the reply is [cursor as a bulk string, [keys]].
-func cmdSCAN(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdSCAN(c *Client, args [][]byte) (Plan, Reply) {
 	q, r := xargs.Scan(args)
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	q.DB = c.DB()
-	return &Plan{Op: q, Format: func(res any, err error) Reply {
+	return Plan{Op: q, Format: func(res any, err error) Reply {
 		if err != nil {
 			return xreply.Error(err)
 		}
@@ -160,67 +160,67 @@ func uintString(v uint64) string {
 }
 
 // cmdRENAME is RENAME key newkey: +OK or "ERR no such key".
-func cmdRENAME(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Rename{DB: c.DB(), Src: string(args[1]), Dst: string(args[2])}, Format: okFormat}, nil
+func cmdRENAME(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.Rename{DB: c.DB(), Src: string(args[1]), Dst: string(args[2])}, Format: okFormat}, nil
 }
 
 // cmdRENAMENX is RENAMENX key newkey: 1 renamed, 0 the destination exists.
-func cmdRENAMENX(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Rename{DB: c.DB(), Src: string(args[1]), Dst: string(args[2]), NX: true},
+func cmdRENAMENX(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.Rename{DB: c.DB(), Src: string(args[1]), Dst: string(args[2]), NX: true},
 		Format: intFormat}, nil
 }
 
 // cmdDBSIZE is DBSIZE.
-func cmdDBSIZE(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.DBSize{DB: c.DB()}, Format: intFormat}, nil
+func cmdDBSIZE(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.DBSize{DB: c.DB()}, Format: intFormat}, nil
 }
 
 // cmdFLUSHDB is FLUSHDB [ASYNC|SYNC].
-func cmdFLUSHDB(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdFLUSHDB(c *Client, args [][]byte) (Plan, Reply) {
 	if r := xargs.Flush(args); r != nil {
-		return nil, r
+		return Plan{}, r
 	}
-	return &Plan{Op: wire.FlushDB{DB: c.DB()}, Format: okFormat}, nil
+	return Plan{Op: wire.FlushDB{DB: c.DB()}, Format: okFormat}, nil
 }
 
 // cmdFLUSHALL is FLUSHALL [ASYNC|SYNC].
-func cmdFLUSHALL(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdFLUSHALL(c *Client, args [][]byte) (Plan, Reply) {
 	if r := xargs.Flush(args); r != nil {
-		return nil, r
+		return Plan{}, r
 	}
-	return &Plan{Op: wire.FlushAll{}, Format: okFormat}, nil
+	return Plan{Op: wire.FlushAll{}, Format: okFormat}, nil
 }
 
-func cmdEXPIRE(c *Client, args [][]byte) (*Plan, Reply)   { return expireGeneric(c, args, true, true) }
-func cmdPEXPIRE(c *Client, args [][]byte) (*Plan, Reply)  { return expireGeneric(c, args, true, false) }
-func cmdEXPIREAT(c *Client, args [][]byte) (*Plan, Reply) { return expireGeneric(c, args, false, true) }
-func cmdPEXPIREAT(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdEXPIRE(c *Client, args [][]byte) (Plan, Reply)   { return expireGeneric(c, args, true, true) }
+func cmdPEXPIRE(c *Client, args [][]byte) (Plan, Reply)  { return expireGeneric(c, args, true, false) }
+func cmdEXPIREAT(c *Client, args [][]byte) (Plan, Reply) { return expireGeneric(c, args, false, true) }
+func cmdPEXPIREAT(c *Client, args [][]byte) (Plan, Reply) {
 	return expireGeneric(c, args, false, false)
 }
 
 // expireGeneric plans the EXPIRE family (arguments: xargs.Expire). The
 // engine applies the condition and the deadline with the entry's time (XX
 // LT on a key without a deadline answers 0, as in Redis).
-func expireGeneric(c *Client, args [][]byte, relative, seconds bool) (*Plan, Reply) {
+func expireGeneric(c *Client, args [][]byte, relative, seconds bool) (Plan, Reply) {
 	op, r := xargs.Expire(args, relative, seconds, time.Now().UnixMilli())
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: intFormat}, nil
+	return Plan{Op: op, Format: intFormat}, nil
 }
 
 // cmdTTL is TTL key: seconds left, -1 without a deadline, -2 no key.
-func cmdTTL(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.TTL{Base: keyBase(c, args[1])}, Format: intFormat}, nil
+func cmdTTL(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.TTL{Base: keyBase(c, args[1])}, Format: intFormat}, nil
 }
 
 // cmdPTTL is PTTL key: as TTL, in milliseconds.
-func cmdPTTL(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.TTL{Base: keyBase(c, args[1]), Millis: true}, Format: intFormat}, nil
+func cmdPTTL(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.TTL{Base: keyBase(c, args[1]), Millis: true}, Format: intFormat}, nil
 }
 
 // cmdPERSIST is PERSIST key: 1 if a deadline was removed.
-func cmdPERSIST(c *Client, args [][]byte) (*Plan, Reply) {
-	return &Plan{Op: wire.Persist{Base: keyBase(c, args[1])}, Format: intFormat}, nil
+func cmdPERSIST(c *Client, args [][]byte) (Plan, Reply) {
+	return Plan{Op: wire.Persist{Base: keyBase(c, args[1])}, Format: intFormat}, nil
 }

@@ -12,7 +12,7 @@ import (
 // node's (access.go); FREQ needs an LFU maxmemory-policy, which streamd,
 // never evicting (maxmemory-policy noeviction), does not have.
 func (s *Server) objectCommand() *Command {
-	sub := func(name string, summary, since string, p func(*Client, [][]byte) (*Plan, Reply)) *Command {
+	sub := func(name string, summary, since string, p func(*Client, [][]byte) (Plan, Reply)) *Command {
 		return &Command{Name: "object|" + name, Arity: 3, Flags: []string{"readonly"},
 			FirstKey: 2, LastKey: 2, Step: 1, ACL: []string{"@keyspace", "@read", "@slow"},
 			Summary: summary, Since: since, Group: "generic", Planner: p}
@@ -42,9 +42,9 @@ const errNoLFU = ErrorReply("ERR An LFU maxmemory policy is not selected, access
 
 // existing plans an OBJECT subcommand: a null for a missing key (looked up
 // without touching it), else answer's reply.
-func existing(answer func(*Client, [][]byte) Reply) func(*Client, [][]byte) (*Plan, Reply) {
-	return func(c *Client, args [][]byte) (*Plan, Reply) {
-		return &Plan{Op: wire.Type{Base: keyBase(c, args[2])}, Format: func(res any, err error) Reply {
+func existing(answer func(*Client, [][]byte) Reply) func(*Client, [][]byte) (Plan, Reply) {
+	return func(c *Client, args [][]byte) (Plan, Reply) {
+		return Plan{Op: wire.Type{Base: keyBase(c, args[2])}, Format: func(res any, err error) Reply {
 			if err != nil {
 				return xreply.Error(err)
 			}
@@ -77,23 +77,23 @@ const memoryUsageDefaultSamples = 5
 
 // cmdMEMORYUSAGE is MEMORY USAGE key [SAMPLES n]: the key's estimated size
 // in bytes (state's MemoryUsage), or null.
-func cmdMEMORYUSAGE(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdMEMORYUSAGE(c *Client, args [][]byte) (Plan, Reply) {
 	samples := int64(memoryUsageDefaultSamples)
 	for j := 3; j < len(args); j++ {
 		if !isOpt(args[j], "SAMPLES") || j+1 >= len(args) {
-			return nil, errSyntax
+			return Plan{}, errSyntax
 		}
 		n, err := strconv.ParseInt(string(args[j+1]), 10, 64)
 		if err != nil {
-			return nil, errNotInteger
+			return Plan{}, errNotInteger
 		}
 		if n < 0 {
-			return nil, errSyntax
+			return Plan{}, errSyntax
 		}
 		samples = n // 0: every node
 		j++
 	}
-	return &Plan{Op: wire.MemoryUsage{Base: keyBase(c, args[2]), Samples: samples}, Format: func(res any, err error) Reply {
+	return Plan{Op: wire.MemoryUsage{Base: keyBase(c, args[2]), Samples: samples}, Format: func(res any, err error) Reply {
 		if err != nil {
 			return xreply.Error(err)
 		}

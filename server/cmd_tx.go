@@ -326,7 +326,7 @@ func cmdEXEC(c *Client, args [][]byte) Reply {
 			s.noteCall(q.cmd, start, r)
 			continue
 		}
-		plans[i] = p
+		plans[i] = &p
 		ops = append(ops, p.Op)
 		if rq, ok := p.Op.(wire.Query); ok {
 			reads = append(reads, rq.Keys()...)

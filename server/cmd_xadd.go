@@ -7,23 +7,23 @@ import (
 
 // cmdXADD plans XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold
 // [LIMIT count]] *|ms-*|ms-seq field value [field value ...].
-func cmdXADD(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXADD(c *Client, args [][]byte) (Plan, Reply) {
 	op, r := xargs.XAdd(args)
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: xreply.Added}, nil
+	return Plan{Op: op, Format: xreply.Added}, nil
 }
 
 // cmdXTRIM plans XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count].
 // Redis 7.0 parses the arguments before it looks the key up, so argument
 // errors win over a missing key.
-func cmdXTRIM(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXTRIM(c *Client, args [][]byte) (Plan, Reply) {
 	op, r := xargs.XTrim(args)
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: xreply.Int}, nil
+	return Plan{Op: op, Format: xreply.Int}, nil
 }

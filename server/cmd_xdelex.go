@@ -53,25 +53,25 @@ func refResult(res any, err error) Reply {
 // As xdelexCommand: options first (their errors win), then a missing key
 // answers -1 for every ID before the IDs are parsed, then the IDs (all of
 // them before anything is deleted).
-func cmdXDELEX(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXDELEX(c *Client, args [][]byte) (Plan, Reply) {
 	mode, idArgs, r := xargs.RefDelete(args, 2)
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	ids, r := xargs.StrictIDs(idArgs)
 	if r != nil {
 		return keyFirst(c, args[1], refCodes(len(idArgs)), r)
 	}
-	return &Plan{Op: wire.XDelEx{Base: keyBase(c, args[1]), Mode: mode, IDs: ids}, Format: refResult}, nil
+	return Plan{Op: wire.XDelEx{Base: keyBase(c, args[1]), Mode: mode, IDs: ids}, Format: refResult}, nil
 }
 
 // cmdXACKDEL plans XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id
 // [id ...]: as XDELEX, a missing key or group answering -1 for every ID
 // before the IDs are parsed.
-func cmdXACKDEL(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXACKDEL(c *Client, args [][]byte) (Plan, Reply) {
 	mode, idArgs, r := xargs.RefDelete(args, 3)
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	ids, r := xargs.StrictIDs(idArgs)
 	if r != nil {
@@ -79,5 +79,5 @@ func cmdXACKDEL(c *Client, args [][]byte) (*Plan, Reply) {
 		return groupFirst(c, args[1], args[2], missing, missing, r)
 	}
 	op := wire.XAckDel{Base: keyBase(c, args[1]), Group: string(args[2]), Mode: mode, IDs: ids}
-	return &Plan{Op: op, Format: refResult}, nil
+	return Plan{Op: op, Format: refResult}, nil
 }

@@ -8,7 +8,7 @@ import (
 
 // groupCommand is a row for an XGROUP/XINFO subcommand whose key is args[2].
 func groupCommand(name string, arity int, flags, acl []string, summary, since string,
-	planner func(*Client, [][]byte) (*Plan, Reply)) *Command {
+	planner func(*Client, [][]byte) (Plan, Reply)) *Command {
 	return &Command{
 		Name: name, Arity: arity, Flags: flags,
 		FirstKey: 2, LastKey: 2, Step: 1,
@@ -62,49 +62,49 @@ func errXGroupNoGroup(key, group []byte) ErrorReply {
 // cmdXGROUPCREATE plans XGROUP CREATE key group id|$ [MKSTREAM]
 // [ENTRIESREAD n] (arguments: xargs.XGroupCreate); an ID or arity error
 // waits for the key check unless MKSTREAM was given.
-func cmdXGROUPCREATE(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXGROUPCREATE(c *Client, args [][]byte) (Plan, Reply) {
 	op, early, late := xargs.XGroupCreate(args)
 	switch {
 	case early != nil:
-		return nil, early
+		return Plan{}, early
 	case late != nil:
 		return keyFirst(c, args[2], errXGroupNoKey, late)
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: xreply.OK}, nil
+	return Plan{Op: op, Format: xreply.OK}, nil
 }
 
 // cmdXGROUPSETID plans XGROUP SETID key group id|$ [ENTRIESREAD n]
 // (arguments: xargs.XGroupSetID); an ID or arity error waits for Redis's
 // key and group checks.
-func cmdXGROUPSETID(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXGROUPSETID(c *Client, args [][]byte) (Plan, Reply) {
 	op, early, late := xargs.XGroupSetID(args)
 	switch {
 	case early != nil:
-		return nil, early
+		return Plan{}, early
 	case late != nil:
 		return groupFirst(c, args[2], args[3], errXGroupNoKey, errXGroupNoGroup(args[2], args[3]), late)
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: xreply.OK}, nil
+	return Plan{Op: op, Format: xreply.OK}, nil
 }
 
 // cmdXGROUPDESTROY plans XGROUP DESTROY key group: 1 destroyed, 0 absent.
-func cmdXGROUPDESTROY(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXGROUPDESTROY(c *Client, args [][]byte) (Plan, Reply) {
 	op := wire.XGroupDestroy{Base: keyBase(c, args[2]), Group: string(args[3])}
-	return &Plan{Op: op, Format: xreply.Int}, nil
+	return Plan{Op: op, Format: xreply.Int}, nil
 }
 
 // cmdXGROUPCREATECONSUMER plans XGROUP CREATECONSUMER key group consumer:
 // 1 created, 0 already there.
-func cmdXGROUPCREATECONSUMER(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXGROUPCREATECONSUMER(c *Client, args [][]byte) (Plan, Reply) {
 	op := wire.XGroupCreateConsumer{Base: keyBase(c, args[2]), Group: string(args[3]), Consumer: string(args[4])}
-	return &Plan{Op: op, Format: xreply.Int}, nil
+	return Plan{Op: op, Format: xreply.Int}, nil
 }
 
 // cmdXGROUPDELCONSUMER plans XGROUP DELCONSUMER key group consumer: the
 // number of pending entries the consumer had.
-func cmdXGROUPDELCONSUMER(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXGROUPDELCONSUMER(c *Client, args [][]byte) (Plan, Reply) {
 	op := wire.XGroupDelConsumer{Base: keyBase(c, args[2]), Group: string(args[3]), Consumer: string(args[4])}
-	return &Plan{Op: op, Format: xreply.Int}, nil
+	return Plan{Op: op, Format: xreply.Int}, nil
 }

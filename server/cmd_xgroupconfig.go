@@ -87,16 +87,16 @@ func parseGroupConfig(op *wire.XGroupConfig, opts [][]byte) Reply {
 // cmdXGROUPCONFIG plans XGROUP CONFIG key group [option value …]: with
 // options it sets them (OK); without, it answers the settings as a map. An
 // argument error waits for the key and group checks, as XGROUP SETID's.
-func cmdXGROUPCONFIG(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXGROUPCONFIG(c *Client, args [][]byte) (Plan, Reply) {
 	b := keyBase(c, args[2])
 	if len(args) == 4 {
-		return &Plan{Op: wire.XGroupConfigGet{Base: b, Group: string(args[3])}, Format: groupConfigResult}, nil
+		return Plan{Op: wire.XGroupConfigGet{Base: b, Group: string(args[3])}, Format: groupConfigResult}, nil
 	}
 	op := wire.XGroupConfig{Base: b, Group: string(args[3])}
 	if r := parseGroupConfig(&op, args[4:]); r != nil {
 		return groupFirst(c, args[2], args[3], errXGroupNoKey, errXGroupNoGroup(args[2], args[3]), r)
 	}
-	return &Plan{Op: op, Format: xreply.OK}, nil
+	return Plan{Op: op, Format: xreply.OK}, nil
 }
 
 // groupConfigResult renders XGROUP CONFIG's read form: max-deliveries and

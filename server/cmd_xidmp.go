@@ -12,24 +12,24 @@ import (
 // issue #15's retention options, xargs/retention.go). Redis
 // looks the key up before it parses the options, so "no such key" wins
 // over their errors.
-func cmdXCFGSET(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXCFGSET(c *Client, args [][]byte) (Plan, Reply) {
 	op, r := xargs.XCfgSet(args)
 	if r != nil {
 		return keyFirst(c, args[1], errNoSuchKey, r)
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: xreply.OK}, nil
+	return Plan{Op: op, Format: xreply.OK}, nil
 }
 
 // cmdXIDMPRECORD plans XIDMPRECORD key pid iid stream-id (the command
 // Redis's AOF rewrite writes to restore an iid).
-func cmdXIDMPRECORD(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXIDMPRECORD(c *Client, args [][]byte) (Plan, Reply) {
 	op, r := xargs.XIDMPRecord(args)
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: xreply.OK}, nil
+	return Plan{Op: op, Format: xreply.OK}, nil
 }
 
 // xidmpCommands are the rows of XCFGSET and XIDMPRECORD (Redis 8.6).

@@ -18,12 +18,12 @@ func xnackCommand() *Command {
 // cmdXNACK plans XNACK key group SILENT|FAIL|FATAL IDS numids id…
 // [RETRYCOUNT n] [FORCE] (arguments: xargs.XNack). As xnackCommand, a
 // missing key or group is NOGROUP before any argument error.
-func cmdXNACK(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXNACK(c *Client, args [][]byte) (Plan, Reply) {
 	op, r := xargs.XNack(args)
 	if r != nil {
 		return groupFirst(c, args[1], args[2],
 			errNoKeyOrGroup(args[1], args[2]), errNoKeyOrGroup(args[1], args[2]), r)
 	}
 	op.DB = c.DB()
-	return &Plan{Op: op, Format: xreply.Int}, nil
+	return Plan{Op: op, Format: xreply.Int}, nil
 }

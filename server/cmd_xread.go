@@ -16,16 +16,16 @@ import (
 // first try reads after the maximum ID for it, and a blocking read resolves
 // it (wire.LastIDs) once subscribed, keeping it across wake-ups. "+" reads
 // the last entry (Redis 7.4).
-func cmdXREAD(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXREAD(c *Client, args [][]byte) (Plan, Reply) {
 	a, r := xargs.ParseRead(args, false, time.Now().UnixMilli())
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	rs, dollar, r := a.ReadStreams()
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
-	p := &Plan{Op: wire.XRead{DB: c.DB(), Count: a.Count, Streams: rs, MaxCount: a.MaxCount, MaxSize: a.MaxSize},
+	p := Plan{Op: wire.XRead{DB: c.DB(), Count: a.Count, Streams: rs, MaxCount: a.MaxCount, MaxSize: a.MaxSize},
 		Format: xreadFormat(c)}
 	if a.Block {
 		p.Block = &Blocking{Timeout: a.Timeout}
@@ -66,19 +66,19 @@ func resolveDollar(s *Server, p *Plan, dollar []int) Reply {
 // entries never delivered to the group (after claiming idle pending ones
 // with CLAIM); any other ID reads the consumer's pending history (never
 // blocks).
-func cmdXREADGROUP(c *Client, args [][]byte) (*Plan, Reply) {
+func cmdXREADGROUP(c *Client, args [][]byte) (Plan, Reply) {
 	a, r := xargs.ParseRead(args, true, time.Now().UnixMilli())
 	if r != nil {
-		return nil, r
+		return Plan{}, r
 	}
 	rs, at, r := a.GroupStreams()
 	if r != nil {
-		return nil, groupCheckedError(c, a, at, r)
+		return Plan{}, groupCheckedError(c, a, at, r)
 	}
 	op := wire.XReadGroup{DB: c.DB(), Group: string(a.Group), Consumer: string(a.Consumer),
 		Count: a.Count, NoAck: a.NoAck, Streams: rs, Claim: a.Claim, MinIdleMs: a.MinIdleMs,
 		MaxCount: a.MaxCount, MaxSize: a.MaxSize}
-	p := &Plan{Op: op, Format: xreadFormat(c)}
+	p := Plan{Op: op, Format: xreadFormat(c)}
 	if a.Block {
 		p.Block = &Blocking{Timeout: a.Timeout, Group: true}
 		if w, ok := claimWake(op); ok {

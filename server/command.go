@@ -42,7 +42,7 @@ type Command struct {
 	Handler func(c *Client, args [][]byte) Reply
 	// Planner turns a keyspace command's arguments into a Plan; a non-nil
 	// Reply is an argument error, answered as is.
-	Planner func(c *Client, args [][]byte) (*Plan, Reply)
+	Planner func(c *Client, args [][]byte) (Plan, Reply)
 
 	// write and blocking cache the "write" and "blocking" Flags for the
 	// per-request pipelining check, denyoom the "denyoom" flag for the

@@ -24,7 +24,7 @@ func streamCommands() []*Command {
 
 // keyCommand is a row for a command whose only key is its first argument.
 func keyCommand(name string, arity int, flags, acl []string, summary, since string,
-	planner func(*Client, [][]byte) (*Plan, Reply)) *Command {
+	planner func(*Client, [][]byte) (Plan, Reply)) *Command {
 	return &Command{
 		Name: name, Arity: arity, Flags: flags,
 		FirstKey: 1, LastKey: 1, Step: 1,

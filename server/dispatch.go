@@ -136,7 +136,8 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		pl.drain()
 		if r == nil {
 			c.notLeader = false
-			r = s.runPlan(c, p)
+			run := p // run may escape (a blocked read keeps it); p stays on the stack
+			r = s.runPlan(c, &run)
 			r = s.afterLocal(c, cmd, args, r)
 		}
 		end = s.finish(c, cmd, args, start, r, true)

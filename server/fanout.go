@@ -73,7 +73,7 @@ func (s *Server) fanout(c *Client, cmd *Command, args [][]byte) Reply {
 		}
 		return OK
 	}
-	return s.runPlan(c, p)
+	return s.runPlan(c, &p)
 }
 
 // writeOnShard applies a keyless write to shard i: here when this node

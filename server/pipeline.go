@@ -89,7 +89,7 @@ type pipelineCall struct {
 	cmd   *Command
 	args  [][]byte // the request, routed again if the shard moved away
 	start time.Time
-	plan  *Plan
+	plan  Plan
 	op    wire.Command
 	shard int
 	pend  pendingWrite
@@ -127,7 +127,7 @@ func pipelinable(c *Client, cmd *Command) bool {
 
 // add keeps op pending until drain, which proposes it first (with the
 // writes queued after it: one hold of the shard's batcher for the run).
-func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p *Plan, op wire.Command) {
+func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p Plan, op wire.Command) {
 	pl.drainForwards()
 	if pl.hub == nil {
 		pl.hub = pl.s.hub()

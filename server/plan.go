@@ -19,7 +19,7 @@ func (s *Server) runPlanner(c *Client, cmd *Command, args [][]byte) Reply {
 	if r != nil {
 		return r
 	}
-	return s.runPlan(c, p)
+	return s.runPlan(c, &p)
 }
 
 // runPlan runs a plan made by a Planner: its Op to the shard (waiting for
