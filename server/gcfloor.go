@@ -68,7 +68,10 @@ func armGCFloor(set int) {
 }
 
 // gcPercentFor returns the GC percentage for a live heap of live bytes:
-// max(100, gcHeadroom/live), at most gcPercentMax.
+// max(100, gcHeadroom/live), at most gcPercentMax, and at most what keeps
+// the runtime's heap minimum — 4 MB scaled by the percentage, the least
+// goal it sets — within live + gcHeadroom: without that bound, a live heap
+// of 1 MB got 2400 % and so a goal of 96 MB, not 25.
 func gcPercentFor(live uint64) int {
 	p := 100
 	if live > 0 {
@@ -76,5 +79,13 @@ func gcPercentFor(live uint64) int {
 			p = int(min(q, gcPercentMax))
 		}
 	}
+	if m := int((live + gcHeadroom) * 100 / runtimeHeapMinimum); p > m {
+		p = max(m, 100)
+	}
 	return p
 }
+
+// runtimeHeapMinimum is the Go runtime's defaultHeapMinimum: at GOGC=100
+// no collection is due before the heap reaches it; at other percentages it
+// scales with them.
+const runtimeHeapMinimum = 4 << 20
