@@ -82,12 +82,12 @@ func (s *Server) settleWrite(op wire.Command, p pendingWrite) (any, error, wire.
 }
 
 // settleWriteAt is settleWrite. For a pipelined XADD, xadd holds its
-// database and key (zero for any other write) (the key slice the caller's, see wire.XAddEffects), and
-// the access to a successful write's key is left to the caller
-// (touchLater reports it) when nothing else about access times follows
-// from the write (no key dropped, renamed or moved): a pipeline records its
-// XADDs' accesses together (accessTimes.touchAll), before it settles any
-// other write.
+// database and key (a slice the pipeline owns, see wire.XAddEffects; zero
+// for any other write), and the access to a successful write's key is left
+// to the caller (touchLater reports it) when nothing else about access
+// times follows from the write (no key dropped, renamed or moved): a
+// pipeline records its XADDs' accesses together (accessTimes.touchAll),
+// before it settles any other write.
 func (s *Server) settleWriteAt(op wire.Command, p pendingWrite, xadd xaddKey) (res any, err error, e wire.Effects, touchLater bool) {
 	res, err = p.Wait()
 	if la, ok := p.(leaderAcked); ok {

@@ -22,16 +22,6 @@ type loopConn struct {
 	out     []byte
 }
 
-// writeSync appends b to f and fdatasyncs it.
-func writeSync(f *os.File, b []byte) {
-	if _, err := f.Write(b); err != nil {
-		log.Fatal(err)
-	}
-	if err := datasync(f); err != nil {
-		log.Fatal(err)
-	}
-}
-
 // hopChain is -hops: a turn's log write goes through two goroutines, one
 // that writes and syncs and one that hands the turn back, while the loop
 // waits, as a write crosses Raft's leader loop and its FSM goroutine in

@@ -64,17 +64,22 @@ func (q *logQueue) run(f *os.File) {
 				buf = append(buf, "XADD s * f v\n"...)
 			}
 		}
-		if _, err := f.Write(buf); err != nil {
-			log.Fatal(err)
-		}
-		if err := datasync(f); err != nil {
-			log.Fatal(err)
-		}
+		writeSync(f, buf)
 		for _, g := range taken {
 			g.first = seq + 1
 			seq += uint64(g.n)
 			close(g.done)
 		}
+	}
+}
+
+// writeSync appends b to f and syncs it (datasync).
+func writeSync(f *os.File, b []byte) {
+	if _, err := f.Write(b); err != nil {
+		log.Fatal(err)
+	}
+	if err := datasync(f); err != nil {
+		log.Fatal(err)
 	}
 }
 
