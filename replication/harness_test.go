@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"streamd/internal/testutil"
+	"streamd/replication/wire"
 )
 
 // testCluster is an in-process cluster of shards joined by raft's
@@ -273,6 +274,20 @@ func (c *testCluster) converge() {
 			return fmt.Errorf("replicas differ:\n%s", strings.Join(views, "\n"))
 		}
 		return nil
+	})
+}
+
+// proposeHealed proposes cmd on the leader of a cluster just healed from a
+// partition until it is acknowledged (within 20 s). Right after the heal
+// the leader's replicators may still be backing off from the failures of
+// the partition, so a first write may miss a short quorum timeout (outcome
+// unknown) or meet a leader that is stepping down; retrying may apply cmd
+// more than once, which the callers (an "after" marker) allow.
+func (c *testCluster) proposeHealed(cmd wire.Command) {
+	c.t.Helper()
+	testutil.Eventually(c.t, 20*time.Second, 10*time.Millisecond, func() error {
+		_, err := c.leader().shard.Propose(cmd)
+		return err
 	})
 }
 

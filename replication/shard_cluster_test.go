@@ -188,8 +188,7 @@ func TestClusterNoQuorumOutcomeUnknown(t *testing.T) {
 		t.Fatalf("VerifyRead took %v", el)
 	}
 	c.heal()
-	nl2 := c.leader()
-	propose(t, nl2.shard, xadd("s", "f", "after"))
+	c.proposeHealed(xadd("s", "f", "after"))
 	c.converge()
 }
 
