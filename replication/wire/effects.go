@@ -31,15 +31,14 @@ type Effects struct {
 // CREATE, SETID and DESTROY wake blocked XREADGROUP clients. An
 // XREADGROUP's own delivery wakes nobody.
 func EffectsOf(cmd Command, res any, err error) Effects {
-	if _, ok := cmd.(XAdd); ok {
+	if db, key, ok := XAddKey(cmd); ok {
 		// The hot path: no effects method (it copies the XAdd and the
-		// Effects in and out), and only the XAdd's Base is read (a
-		// type assertion to XAdd would copy the whole value).
-		b := cmd.(baser).base()
-		if err != nil {
-			return Effects{DB: b.DB}
+		// Effects in and out), and only the XAdd's Base is read.
+		if err != nil || !xaddAdded(res) {
+			return Effects{DB: db}
 		}
-		return xaddEffects(b.DB, b.Key, res)
+		// One allocation: both lists are only read (an append copies).
+		return XAddEffects(db, []string{key}, res, nil)
 	}
 	e := Effects{DB: cmd.Database()}
 	if err == nil {
@@ -66,11 +65,18 @@ func XAddKey(cmd Command) (db int, key string, ok bool) {
 // The caller keeps key unchanged while the Effects are in use.
 func XAddEffects(db int, key []string, res any, err error) Effects {
 	e := Effects{DB: db}
-	if _, dup := res.(IDMPDuplicate); err != nil || res == nil || dup {
-		return e
+	if err == nil && xaddAdded(res) {
+		e.Modified, e.Ready = key, key
 	}
-	e.Modified, e.Ready = key, key
 	return e
+}
+
+// xaddAdded reports whether an XADD that answered res added an entry: not
+// NOMKSTREAM on a missing key (nil) nor an IDMP duplicate. Only then does
+// it signal its key.
+func xaddAdded(res any) bool {
+	_, dup := res.(IDMPDuplicate)
+	return res != nil && !dup
 }
 
 // count is an int64 answer (0 for any other).
@@ -86,21 +92,8 @@ func (e Effects) modifyReady(keys ...string) Effects {
 	return e
 }
 
-// xaddEffects is what an XADD of key in db that answered res did.
-func xaddEffects(db int, key string, res any) Effects {
-	e := Effects{DB: db}
-	if _, dup := res.(IDMPDuplicate); res == nil || dup {
-		return e // nothing added, nothing signalled (see effects)
-	}
-	k := []string{key} // both lists are only read (an append copies)
-	e.Modified, e.Ready = k, k
-	return e
-}
-
 func (c XAdd) effects(res any, e Effects) Effects {
-	if _, dup := res.(IDMPDuplicate); res == nil || dup {
-		// NOMKSTREAM on a missing key or an IDMP duplicate: nothing
-		// added, nothing signalled.
+	if !xaddAdded(res) {
 		return e
 	}
 	if len(e.Modified) == 0 && len(e.Ready) == 0 {
