@@ -9,7 +9,7 @@ var Groups = []string{"basics", "persistence", "cluster", "security", "observabi
 // directiveGroups places the directives the prefix rules of groupOf do not.
 var directiveGroups = map[string]string{
 	"bind": "basics", "port": "basics", "databases": "basics", "maxclients": "basics", "timeout": "basics",
-	"tcp-keepalive": "basics", "proto-max-bulk-len": "basics", "stream-node-max-entries": "basics",
+	"tcp-keepalive": "basics", "event-loop": "basics", "proto-max-bulk-len": "basics", "stream-node-max-entries": "basics",
 	"stream-node-max-bytes": "basics", "stream-idmp-duration": "basics", "stream-idmp-maxsize": "basics", "stream-default-acklevel": "basics", "hz": "basics", "maxmemory": "basics", "maxmemory-policy": "basics",
 	"notify-keyspace-events": "basics",
 

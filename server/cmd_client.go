@@ -136,6 +136,14 @@ func (c *Client) info(now time.Time) clients.Info {
 
 // connFD returns the connection's file descriptor, or -1.
 func connFD(nc net.Conn) int64 {
+	if f, ok := nc.(interface{ FD() int64 }); ok {
+		return f.FD() // the event loop's (loop_linux.go)
+	}
+	return netConnFD(nc)
+}
+
+// netConnFD is connFD of a connection of Go's (TLS: the one under it).
+func netConnFD(nc net.Conn) int64 {
 	sc, ok := rawConn(nc).(syscall.Conn)
 	if !ok {
 		return -1

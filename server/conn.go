@@ -113,6 +113,14 @@ type Client struct {
 
 	// acl is the client's ACL user and its cached rules (acl.go).
 	acl clientACL
+
+	// lp is the event loop's state while the loop serves the client
+	// (loop_linux.go), nil otherwise. A client the loop hands to the
+	// goroutine path brings the reader that holds its unread bytes (rr)
+	// and the number of requests already put in reqs (preloaded).
+	lp        *loopClient
+	rr        *resp.RequestReader
+	preloaded int64
 }
 
 // lastWrite is where a client's last write went: the shard and the log
@@ -370,23 +378,28 @@ func (c *Client) readLoop(reqs chan<- []request) {
 	}
 	// handed counts the requests handed over; collecting is set while a
 	// batch is gathered (not yet handed over).
-	var handed int64
+	handed := c.preloaded
 	collecting := false
 	authed := func() bool {
 		return c.authed.Load() || s.defaultAuthed()
 	}
-	rr := resp.NewRequestReader(countingReader{c.nc, &s.stats.NetInput},
-		func() int64 { return s.config().ProtoMaxBulkLen },
-		func() bool {
-			// Redis runs the requests before this one (an AUTH among
-			// them) before it applies the limits for clients that have
-			// not authenticated; a request taken while a batch is
-			// gathered is left to the general path, which waits.
-			if authed() {
-				return true
-			}
-			return !collecting && c.waitRan(handed) && authed()
-		})
+	limitsLifted := func() bool {
+		// Redis runs the requests before this one (an AUTH among
+		// them) before it applies the limits for clients that have
+		// not authenticated; a request taken while a batch is
+		// gathered is left to the general path, which waits.
+		if authed() {
+			return true
+		}
+		return !collecting && c.waitRan(handed) && authed()
+	}
+	rr := c.rr // the event loop's, holding the bytes it did not take
+	if rr == nil {
+		rr = resp.NewRequestReader(countingReader{c.nc, &s.stats.NetInput},
+			func() int64 { return s.config().ProtoMaxBulkLen }, limitsLifted)
+	} else {
+		rr.SetAuthed(limitsLifted)
+	}
 	send := func(batch []request) bool {
 		handed += int64(len(batch))
 		c.backlog.Add(int64(len(batch)))

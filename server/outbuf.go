@@ -386,3 +386,50 @@ func (c *Client) send(r Reply) {
 	}
 	c.reply(r)
 }
+
+// flushNow writes what is queued (pushes held for after a reply included)
+// with one call of write, which must not block (the event loop's socket
+// write; it returns 0 and no error when the socket takes nothing now). It
+// reports whether everything queued went out; what did not stays queued,
+// in order, for a writer that may wait (the connection's goroutine). While
+// another writer is active (a push's drain goroutine) it writes nothing and
+// reports done: that writer goes on until the queue is empty.
+func (c *Client) flushNow(write func([]byte) (int, error)) (done bool, err error) {
+	ob := &c.out
+	ob.mu.Lock()
+	defer ob.mu.Unlock()
+	c.releaseLocked()
+	switch {
+	case ob.err != nil:
+		return false, ob.err
+	case ob.writing, len(ob.buf) == 0:
+		return true, nil
+	}
+	n, err := write(ob.buf)
+	n = max(n, 0)
+	c.srv.stats.NetOutput.Add(int64(n))
+	ob.written += int64(n)
+	if err != nil {
+		ob.failLocked(err)
+		return false, err
+	}
+	rest := copy(ob.buf, ob.buf[n:])
+	ob.buf = ob.buf[:rest]
+	return rest == 0, nil
+}
+
+// startDrain starts a drain goroutine for what is queued, unless a writer
+// is active or nothing is queued: the event loop's connection handed to its
+// own goroutine with output the socket did not take yet.
+func (c *Client) startDrain() {
+	ob := &c.out
+	ob.mu.Lock()
+	start := ob.err == nil && !ob.writing && len(ob.buf) > 0
+	if start {
+		ob.writing = true
+	}
+	ob.mu.Unlock()
+	if start {
+		go c.drain()
+	}
+}

@@ -55,6 +55,12 @@ type pipeline struct {
 	// ops and pends are propose's scratch, reused.
 	ops   []wire.Command
 	pends []pendingWrite
+	// proposed counts the calls already handed to their shards.
+	proposed int
+	// turn, when set, is the event loop's turn this pipeline is part of
+	// (loop_linux.go): it holds writeMu for every pipeline of the turn and
+	// drains them all together.
+	turn *loopTurn
 }
 
 // calledRun counts consecutive successful calls of one command with one
@@ -130,19 +136,24 @@ func pipelinable(c *Client, cmd *Command) bool {
 func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p Plan, op wire.Command) {
 	pl.drainForwards()
 	if pl.hub == nil {
-		pl.hub = pl.s.hub()
-		pl.hub.writeMu.RLock()
+		if pl.turn != nil {
+			pl.hub = pl.turn.holdHub(pl.s)
+		} else {
+			pl.hub = pl.s.hub()
+			pl.hub.writeMu.RLock()
+		}
 	}
 	shard := pl.s.opShard(pl.c, op)
 	pl.calls = append(pl.calls, pipelineCall{cmd: cmd, args: args, start: start, plan: p, op: op, shard: shard})
 }
 
-// propose hands the pending writes to their shards in request order, each
-// run of consecutive writes to one shard together, before any is waited
-// for: the shard's batcher can put them all in one log entry.
+// propose hands the pending writes not yet proposed to their shards in
+// request order, each run of consecutive writes to one shard together,
+// before any is waited for: the shard's batcher can put them all in one log
+// entry.
 func (pl *pipeline) propose() {
 	calls := pl.calls
-	for i := 0; i < len(calls); {
+	for i := pl.proposed; i < len(calls); {
 		j := i + 1
 		for j < len(calls) && calls[j].shard == calls[i].shard {
 			j++
@@ -161,6 +172,7 @@ func (pl *pipeline) propose() {
 		pl.ops, pl.pends = ops[:0], pends[:0]
 		i = j
 	}
+	pl.proposed = len(calls)
 }
 
 // full reports whether the batch reached maxPipeline and must drain.
@@ -168,9 +180,15 @@ func (pl *pipeline) full() bool { return len(pl.calls)+len(pl.fwds) >= maxPipeli
 
 // drain answers every pending request in order: the local writes
 // (drainLocal) or the forwarded requests (drainForwards). It is a no-op on
-// a nil or empty pipeline.
+// a nil or empty pipeline. A pipeline of an event loop's turn drains the
+// whole turn (loopTurn.drain): the command about to run may take writeMu
+// itself, which the turn must not hold then.
 func (pl *pipeline) drain() {
 	if pl == nil {
+		return
+	}
+	if pl.turn != nil {
+		pl.turn.drain()
 		return
 	}
 	pl.drainLocal()
@@ -187,6 +205,16 @@ func (pl *pipeline) drainLocal() {
 		return
 	}
 	pl.propose()
+	now := pl.settle()
+	pl.hub.writeMu.RUnlock()
+	pl.hub = nil
+	pl.finish(now)
+}
+
+// settle waits for every proposed write in order and marks their WATCHers
+// dirty (settleWrite), writeMu still held; it returns the clock read that
+// times the batch.
+func (pl *pipeline) settle() time.Time {
 	s := pl.s
 	outs := pl.outs[:0]
 	touch := pl.touch[:0]
@@ -213,8 +241,15 @@ func (pl *pipeline) drainLocal() {
 	s.access.touchAll(touch, now)
 	clear(touch)
 	pl.touch = touch[:0]
-	pl.hub.writeMu.RUnlock()
-	pl.hub = nil
+	pl.outs, pl.keys = outs, keys
+	return now
+}
+
+// finish runs each settled write's effects in request order (afterWrite:
+// wake-ups and invalidations, the client's own after its reply, as Redis)
+// and queues its reply, once writeMu is released; it empties the pipeline.
+func (pl *pipeline) finish(now time.Time) {
+	s, outs, keys := pl.s, pl.outs, pl.keys
 	var run calledRun
 	for i, call := range pl.calls {
 		var r Reply
@@ -249,7 +284,7 @@ func (pl *pipeline) drainLocal() {
 	run.flush(s)
 	s.persist.noteBatch(len(pl.calls))
 	clear(pl.calls)
-	pl.calls = pl.calls[:0]
+	pl.calls, pl.proposed = pl.calls[:0], 0
 	clear(outs)
 	pl.outs = outs[:0]
 	clear(keys)

@@ -51,6 +51,12 @@ type Server struct {
 	log    *slog.Logger
 	cmds   *commandTable
 
+	// loop serves plain TCP clients of a single node (loop_linux.go),
+	// started with its first client; loopBroken is set when it could not
+	// be. Both guarded by mu.
+	loop       *eventLoop
+	loopBroken bool
+
 	// configSetMu makes this node's CONFIG SETs one at a time, so the
 	// stored configuration ends as the engine does (a forwarded,
 	// shard-pinned CONFIG SET from another node does not take it).
@@ -434,12 +440,20 @@ func (s *Server) accept(nc net.Conn, tlsCfg *tls.Config) {
 		return
 	default:
 	}
-	c := newClient(s, nc, s.nextClientID.Add(1), s.defaultAuthed())
+	c := s.loopAccept(nc, &cfg)
+	inLoop := c != nil
+	if !inLoop {
+		c = newClient(s, nc, s.nextClientID.Add(1), s.defaultAuthed())
+	}
 	c.setUser("default")
 	c.reqs, c.spare = make(chan []request, reqQueue), make(chan []request, 2)
 	s.clients[c.id] = c
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if inLoop {
+		s.loopStart(c)
+		return
+	}
 	go s.serveClient(c)
 }
 

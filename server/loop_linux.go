@@ -1,0 +1,761 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"streamd/config"
+	"streamd/server/resp"
+)
+
+// The event loop (issue #16). A goroutine per connection pays, per request,
+// the wake-ups between the goroutine reading the socket, the one running
+// the command and the threads under them; at one request per client in
+// flight (redis-benchmark -P 1) that costs more than the write itself. The
+// loop serves many connections from one goroutine, as Redis does: each
+// turn it reads every connection epoll says is readable, once, runs the
+// requests that arrived whole, proposes the turn's writes together, waits
+// for them once, and writes each connection's replies with one
+// non-blocking write.
+//
+// It serves only what it can run without waiting on anything but the
+// turn's own writes: plain writes (pipelinable), the connection commands
+// of loopCommands, and requests refused before they run. A client that
+// sends anything else, a request the fast parser does not take whole,
+// more output than its socket takes at once, or that the "timeout"
+// setting would have to watch, is handed to the goroutine path for good
+// (serveClient), with its unread bytes, the request it sent and its
+// pending output; nothing about the client changes for it. The loop
+// serves plain TCP clients of a single node (no forwarding, no TLS)
+// authenticated from the start; the rest get goroutines from the start.
+//
+// Every close of a loop connection goes through the loop (loopConn.Close),
+// so a file descriptor number the kernel gives to a new connection is never
+// read as the old one's.
+
+// loopPoll is how long the loop sleeps in epoll_wait without events before
+// it looks at the server's shutdown and the timeout setting again.
+const loopPoll = 100 * time.Millisecond
+
+// loopCommands are the commands besides plain writes the loop runs itself:
+// they neither block nor take the keyspace's write lock.
+var loopCommands = []string{"ping", "echo", "hello", "select", "client|setinfo", "client|setname", "client|getname", "client|id"}
+
+// errWouldBlock is a loop source's read that found no bytes.
+var errWouldBlock = errors.New("read would block")
+
+// eventLoop is the server's loop (one per server, started with its first
+// client).
+type eventLoop struct {
+	s    *Server
+	ep   int // epoll
+	wake [2]int
+	safe map[*Command]bool
+
+	mu      sync.Mutex // guards the fields below
+	inbox   []*Client  // accepted, not yet registered
+	closes  []*Client  // closes asked for by other goroutines
+	woken   bool       // a byte is in the wake pipe
+	stopped bool
+
+	// count is how many clients the loop serves (tests read it).
+	count atomic.Int64
+
+	// The loop goroutine's own.
+	conns  map[int32]*Client
+	events []syscall.EpollEvent
+	ready  []*Client
+	turn   loopTurn
+}
+
+// loopClient is a loop connection's state (Client.lp); the loop
+// goroutine's.
+type loopClient struct {
+	fd   int
+	conn *loopConn
+	src  *loopSource
+	rr   *resp.RequestReader
+	pl   *pipeline
+	// handoff is set when the client goes to the goroutine path at the
+	// end of the turn; next holds the request it sent that the loop does
+	// not run (nil if none), closing that it goes away instead.
+	handoff bool
+	next    [][]byte
+	closing bool
+}
+
+// loopTurn is one turn's pipelines: writeMu is held once for all of them
+// (two shared holds by one goroutine could deadlock behind an EXEC), and
+// they drain together, so the writes of every client of the turn reach the
+// shards before any is waited for.
+type loopTurn struct {
+	active []*Client
+	hub    *keyspaceHub
+	times  []time.Time // drain's, reused
+}
+
+// holdHub takes writeMu shared for the turn, once.
+func (t *loopTurn) holdHub(s *Server) *keyspaceHub {
+	if t.hub == nil {
+		t.hub = s.hub()
+		t.hub.writeMu.RLock()
+	}
+	return t.hub
+}
+
+// drain answers every pending write of the turn: all proposed, then all
+// settled under the turn's hold, which is released before their effects run
+// and their replies are queued (as drainLocal does for one pipeline).
+func (t *loopTurn) drain() {
+	if t.hub == nil {
+		return
+	}
+	for _, c := range t.active {
+		c.lp.pl.propose()
+	}
+	times := t.times[:0]
+	for _, c := range t.active {
+		var now time.Time
+		if len(c.lp.pl.calls) > 0 {
+			now = c.lp.pl.settle()
+		}
+		times = append(times, now)
+	}
+	t.hub.writeMu.RUnlock()
+	t.hub = nil
+	for i, c := range t.active {
+		pl := c.lp.pl
+		pl.hub = nil
+		if len(pl.calls) > 0 {
+			pl.finish(times[i])
+		}
+	}
+	t.times = times[:0]
+}
+
+// loopConn is a loop client's connection (Client.nc). While the loop owns
+// it, the socket is a bare descriptor outside Go's poller (fd), so data
+// arriving wakes only the loop's epoll, not Go's; Close from any goroutine
+// asks the loop to close it. Handed to the goroutine path, it becomes a
+// net.Conn of Go's again (nc) and every method goes to it.
+type loopConn struct {
+	l            *eventLoop
+	c            *Client
+	laddr, raddr net.Addr
+
+	mu       sync.Mutex
+	fd       int // the loop's descriptor; -1 once closed
+	inLoop   bool
+	closeReq bool
+	nc       net.Conn // after the hand-off
+	// rawUsers counts Writes on fd in progress; fd is closed when the
+	// last ends if closeFD is set meanwhile.
+	rawUsers int
+	closeFD  bool
+}
+
+// conn is the goroutine path's connection, nil while the loop owns it.
+func (w *loopConn) conn() net.Conn {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nc
+}
+
+// Read is the goroutine path's (the loop reads through loopSource).
+func (w *loopConn) Read(p []byte) (int, error) {
+	if nc := w.conn(); nc != nil {
+		return nc.Read(p)
+	}
+	return 0, errors.New("read of an event loop connection")
+}
+
+// Write writes all of p: on the goroutine path's connection, or on the
+// loop's descriptor, waiting in poll(2) while the socket is full (a reply
+// written as it is rendered, or a push's drain goroutine). A close shuts
+// the socket down, which ends such a wait.
+func (w *loopConn) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	if w.nc != nil {
+		nc := w.nc
+		w.mu.Unlock()
+		return nc.Write(p)
+	}
+	if w.fd < 0 || w.closeFD {
+		w.mu.Unlock()
+		return 0, net.ErrClosed
+	}
+	fd := w.fd
+	w.rawUsers++
+	w.mu.Unlock()
+	defer w.endRaw()
+	written := 0
+	for written < len(p) {
+		n, err := syscall.Write(fd, p[written:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			pfd := []pollFd{{fd: int32(fd), events: pollOut}}
+			if err := poll(pfd, -1); err != nil && err != syscall.EINTR {
+				return written, err
+			}
+			continue
+		case err != nil:
+			return written, err
+		}
+		written += n
+	}
+	return written, nil
+}
+
+// endRaw ends a Write on fd, closing fd if it was let go meanwhile.
+func (w *loopConn) endRaw() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rawUsers--
+	if w.closeFD && w.rawUsers == 0 && w.fd >= 0 {
+		syscall.Close(w.fd)
+		w.fd = -1
+	}
+}
+
+// dropFD lets the loop's descriptor go: closed now, or by the last Write
+// on it (shut down first when shut is set, so that Write's wait ends).
+func (w *loopConn) dropFD(shut bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 || w.closeFD {
+		return
+	}
+	w.closeFD = true
+	if w.rawUsers > 0 {
+		if shut {
+			syscall.Shutdown(w.fd, syscall.SHUT_RDWR)
+		}
+		return
+	}
+	syscall.Close(w.fd)
+	w.fd = -1
+}
+
+// Close closes the connection, through the loop while it owns it.
+func (w *loopConn) Close() error {
+	w.mu.Lock()
+	if w.inLoop {
+		if !w.closeReq {
+			w.closeReq = true
+			w.l.post(nil, w.c)
+		}
+		w.mu.Unlock()
+		return nil
+	}
+	nc := w.nc
+	w.mu.Unlock()
+	w.dropFD(true)
+	if nc != nil {
+		return nc.Close()
+	}
+	return nil
+}
+
+// CloseRead half-closes the connection (a graceful shutdown): the loop, or
+// the goroutine path's reader, then reads the end of the stream.
+func (w *loopConn) CloseRead() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.nc != nil {
+		if cr, ok := w.nc.(interface{ CloseRead() error }); ok {
+			return cr.CloseRead()
+		}
+		return errors.ErrUnsupported
+	}
+	if w.fd < 0 {
+		return net.ErrClosed
+	}
+	return syscall.Shutdown(w.fd, syscall.SHUT_RD)
+}
+
+// FD is the descriptor CLIENT LIST shows: the loop's, or the goroutine
+// path's connection's.
+func (w *loopConn) FD() int64 {
+	w.mu.Lock()
+	nc, fd := w.nc, w.fd
+	w.mu.Unlock()
+	if nc != nil {
+		return netConnFD(nc)
+	}
+	return int64(fd)
+}
+
+func (w *loopConn) LocalAddr() net.Addr  { return w.laddr }
+func (w *loopConn) RemoteAddr() net.Addr { return w.raddr }
+
+// Deadlines apply on the goroutine path's connection; the loop sets none.
+
+func (w *loopConn) SetDeadline(t time.Time) error {
+	if nc := w.conn(); nc != nil {
+		return nc.SetDeadline(t)
+	}
+	return nil
+}
+
+func (w *loopConn) SetReadDeadline(t time.Time) error {
+	if nc := w.conn(); nc != nil {
+		return nc.SetReadDeadline(t)
+	}
+	return nil
+}
+
+func (w *loopConn) SetWriteDeadline(t time.Time) error {
+	if nc := w.conn(); nc != nil {
+		return nc.SetWriteDeadline(t)
+	}
+	return nil
+}
+
+// handOff makes the descriptor a Go connection for the goroutine path and
+// ends the loop's ownership; closeReq reports whether a close was asked
+// for meanwhile. On an error (no descriptor left) the connection is closed.
+func (w *loopConn) handOff() (closeReq bool, err error) {
+	w.mu.Lock()
+	fd := w.fd
+	w.mu.Unlock()
+	var nc net.Conn
+	if nfd, err2 := dupCloexec(fd); err2 != nil {
+		err = err2
+	} else {
+		f := os.NewFile(uintptr(nfd), "client")
+		nc, err = net.FileConn(f)
+		f.Close()
+	}
+	w.mu.Lock()
+	w.inLoop = false
+	closeReq = w.closeReq
+	w.nc = nc
+	w.mu.Unlock()
+	w.dropFD(false)
+	return closeReq, err
+}
+
+// release ends the loop's ownership of a connection it closes.
+func (w *loopConn) release() {
+	w.mu.Lock()
+	w.inLoop = false
+	w.mu.Unlock()
+	w.dropFD(true)
+}
+
+// loopSource is the reader under a loop client's RequestReader: one
+// non-blocking read of the socket while the loop owns it, the connection's
+// own (blocking) reads once it is handed to a goroutine.
+type loopSource struct {
+	fd     int
+	w      *loopConn
+	inLoop bool
+	total  *atomic.Int64
+}
+
+func (r *loopSource) Read(p []byte) (int, error) {
+	if !r.inLoop {
+		n, err := r.w.Read(p)
+		r.total.Add(int64(n))
+		return n, err
+	}
+	for {
+		n, err := syscall.Read(r.fd, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return 0, errWouldBlock
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		r.total.Add(int64(n))
+		return n, nil
+	}
+}
+
+// dupCloexec duplicates a descriptor, close-on-exec.
+func dupCloexec(fd int) (int, error) {
+	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(nfd), nil
+}
+
+// pollFd is struct pollfd.
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+const pollOut = 0x4 // POLLOUT
+
+// poll is poll(2) (ms < 0: no timeout).
+func poll(fds []pollFd, ms int) error {
+	_, _, errno := syscall.Syscall(syscall.SYS_POLL, uintptr(unsafe.Pointer(&fds[0])), uintptr(len(fds)), uintptr(ms))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// loopAccept hands a new client to the loop if it is one the loop serves,
+// starting the loop with its first client; s.mu is held. nc becomes the
+// client's connection (wrapped) when it returns true.
+func (s *Server) loopAccept(nc net.Conn, cfg *config.Config) *Client {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok || !cfg.EventLoop || s.loopBroken || cfg.Timeout > 0 || s.cluster != nil || !s.defaultAuthed() {
+		return nil
+	}
+	// The loop's own descriptor for the socket; closing Go's takes the
+	// socket out of Go's poller.
+	fd := -1
+	if rc, err := tc.SyscallConn(); err == nil {
+		rc.Control(func(f uintptr) { fd, _ = dupCloexec(int(f)) })
+	}
+	if fd < 0 {
+		return nil
+	}
+	if s.loop == nil {
+		l, err := newEventLoop(s)
+		if err != nil {
+			syscall.Close(fd)
+			s.log.Warn("event loop unavailable; clients get a goroutine each", "err", err)
+			s.loopBroken = true
+			return nil
+		}
+		s.loop = l
+		s.wg.Add(1)
+		go l.run()
+	}
+	l := s.loop
+	w := &loopConn{l: l, laddr: tc.LocalAddr(), raddr: tc.RemoteAddr(), fd: fd, inLoop: true}
+	tc.Close()
+	c := newClient(s, w, s.nextClientID.Add(1), true)
+	w.c = c
+	src := &loopSource{fd: fd, w: w, inLoop: true, total: &s.stats.NetInput}
+	c.lp = &loopClient{
+		fd:   fd,
+		conn: w,
+		src:  src,
+		rr: resp.NewRequestReader(src, func() int64 { return s.config().ProtoMaxBulkLen },
+			func() bool { return c.authed.Load() || s.defaultAuthed() }),
+		pl: newPipeline(s, c),
+	}
+	c.lp.pl.turn = &l.turn
+	return c
+}
+
+// loopStart gives a client loopAccept made to the loop, once it is
+// registered; if the loop has stopped, it starts the client's goroutine
+// instead.
+func (s *Server) loopStart(c *Client) {
+	if !s.loop.post(c, nil) {
+		s.loop.toGoroutines(c)
+	}
+}
+
+func newEventLoop(s *Server) (*eventLoop, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	l := &eventLoop{s: s, ep: ep, conns: make(map[int32]*Client), events: make([]syscall.EpollEvent, 256)}
+	if err := syscall.Pipe2(l.wake[:], syscall.O_NONBLOCK|syscall.O_CLOEXEC); err != nil {
+		syscall.Close(ep)
+		return nil, err
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(l.wake[0])}
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.wake[0], &ev); err != nil {
+		l.closeFDs()
+		return nil, err
+	}
+	l.safe = make(map[*Command]bool)
+	for _, name := range loopCommands {
+		if cmd := s.cmds.lookupFull(name); cmd != nil {
+			l.safe[cmd] = true
+		}
+	}
+	return l, nil
+}
+
+func (l *eventLoop) closeFDs() {
+	syscall.Close(l.wake[0])
+	syscall.Close(l.wake[1])
+	syscall.Close(l.ep)
+}
+
+// post gives the loop a new client (add) or asks it to close one (kill),
+// and wakes it; false if the loop has stopped.
+func (l *eventLoop) post(add, kill *Client) bool {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return false
+	}
+	if add != nil {
+		l.inbox = append(l.inbox, add)
+	}
+	if kill != nil {
+		l.closes = append(l.closes, kill)
+	}
+	wake := !l.woken
+	l.woken = true
+	l.mu.Unlock()
+	if wake {
+		syscall.Write(l.wake[1], []byte{1})
+	}
+	return true
+}
+
+// run is the loop goroutine.
+func (l *eventLoop) run() {
+	defer l.s.wg.Done()
+	defer l.closeFDs()
+	for {
+		n, err := syscall.EpollWait(l.ep, l.events, int(loopPoll/time.Millisecond))
+		if err != nil && err != syscall.EINTR {
+			l.s.log.Error("event loop: epoll_wait failed; its clients go to goroutines", "err", err)
+			l.abandon()
+			return
+		}
+		l.takeInbox()
+		ready := l.ready[:0]
+		for _, ev := range l.events[:max(n, 0)] {
+			if ev.Fd == int32(l.wake[0]) {
+				continue
+			}
+			if c := l.conns[ev.Fd]; c != nil {
+				ready = append(ready, c)
+			}
+		}
+		l.serve(ready)
+		clear(ready)
+		l.ready = ready[:0]
+		if l.idle() {
+			return
+		}
+	}
+}
+
+// takeInbox registers new clients and closes those whose close was asked.
+func (l *eventLoop) takeInbox() {
+	l.mu.Lock()
+	inbox, closes := l.inbox, l.closes
+	l.inbox, l.closes = nil, nil
+	if l.woken {
+		var b [16]byte
+		syscall.Read(l.wake[0], b[:])
+		l.woken = false
+	}
+	l.mu.Unlock()
+	for _, c := range inbox {
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(c.lp.fd)}
+		if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.lp.fd, &ev); err != nil {
+			l.s.log.Warn("event loop: cannot watch a connection; it gets a goroutine", "client", c.id, "err", err)
+			l.handoff(c)
+			continue
+		}
+		l.conns[int32(c.lp.fd)] = c
+		l.count.Add(1)
+	}
+	for _, c := range closes {
+		if c.lp != nil && l.conns[int32(c.lp.fd)] == c {
+			l.close(c)
+		}
+	}
+}
+
+// serve is one turn over the readable clients.
+func (l *eventLoop) serve(ready []*Client) {
+	s := l.s
+	if s.config().Timeout > 0 {
+		// Idle clients must be watched: goroutines do that.
+		for _, c := range l.conns {
+			l.handoff(c)
+		}
+		return
+	}
+	t := &l.turn
+	t.active = t.active[:0]
+	now := time.Now()
+	for _, c := range ready {
+		lc := c.lp
+		t.active = append(t.active, c)
+		if err := lc.rr.Fill(); err != nil && err != errWouldBlock {
+			lc.closing = true
+			continue
+		}
+		l.runBuffered(c, now)
+	}
+	t.drain()
+	for _, c := range t.active {
+		lc := c.lp
+		switch {
+		case lc.closing:
+			l.close(c)
+		case !l.flush(c) || lc.handoff:
+			l.handoff(c)
+		}
+	}
+	clear(t.active)
+	t.active = t.active[:0]
+}
+
+// runBuffered runs the client's requests that are whole in its buffer,
+// until one the loop does not run.
+func (l *eventLoop) runBuffered(c *Client, now time.Time) {
+	s, lc := l.s, c.lp
+	for {
+		args, ok := lc.rr.ReadBuffered()
+		if !ok {
+			if lc.rr.Buffered() > 0 && !lc.rr.Partial() {
+				lc.handoff = true // the general parser judges it
+			}
+			return
+		}
+		if !l.runs(c, args) {
+			lc.handoff, lc.next = true, args
+			return
+		}
+		s.dispatchIn(c, args, lc.pl, now)
+		if c.quit {
+			lc.closing = true
+			return
+		}
+		if lc.pl.full() {
+			lc.pl.drain()
+		}
+	}
+}
+
+// runs reports whether the loop runs this request itself.
+func (l *eventLoop) runs(c *Client, args [][]byte) bool {
+	if c.tx != nil || c.track != nil {
+		return false
+	}
+	cmd, rej := l.s.lookup(args)
+	if rej != "" {
+		return true // refused before it runs
+	}
+	return l.safe[cmd] || pipelinable(c, cmd)
+}
+
+// flush writes the client's queued output with one non-blocking write; false
+// if some is left (the goroutine path writes it) or the write failed.
+func (l *eventLoop) flush(c *Client) bool {
+	fd := c.lp.fd
+	done, err := c.flushNow(func(b []byte) (int, error) {
+		for {
+			n, err := syscall.Write(fd, b)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN:
+				return 0, nil
+			}
+			return n, err
+		}
+	})
+	if err != nil {
+		c.lp.closing = true
+		return true
+	}
+	return done
+}
+
+// forget stops watching a client's connection.
+func (l *eventLoop) forget(c *Client) {
+	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.lp.fd, nil)
+	delete(l.conns, int32(c.lp.fd))
+	l.count.Add(-1)
+}
+
+// handoff gives a client to the goroutine path for good: the request the
+// loop did not run first, then what its buffer and socket hold; its
+// pending output is written by a drain goroutine.
+func (l *eventLoop) handoff(c *Client) {
+	l.forget(c)
+	l.toGoroutines(c)
+}
+
+// toGoroutines is handoff for a client the loop does not watch.
+func (l *eventLoop) toGoroutines(c *Client) {
+	lc := c.lp
+	lc.src.inLoop = false
+	if lc.next != nil {
+		c.backlog.Add(1)
+		c.preloaded = 1
+		c.reqs <- []request{{args: lc.next}}
+	}
+	c.rr = lc.rr
+	lc.pl.turn = nil
+	c.lp = nil
+	closeReq, err := lc.conn.handOff()
+	if err != nil {
+		l.s.log.Warn("event loop: cannot hand a connection to a goroutine; closing it", "client", c.id, "err", err)
+	}
+	if closeReq || err != nil {
+		c.nc.Close()
+	}
+	c.startDrain()
+	go l.s.serveClient(c)
+}
+
+// close ends a loop client, as serveClient and readLoop end a goroutine
+// client.
+func (l *eventLoop) close(c *Client) {
+	s, lc := l.s, c.lp
+	l.forget(c)
+	lc.conn.release()
+	close(c.closed)
+	close(c.stop)
+	s.resetClientState(c)
+	c.ups.Close()
+	s.removeClient(c)
+	c.lp = nil
+	s.wg.Done()
+}
+
+// abandon hands every client to goroutines (the loop cannot go on).
+func (l *eventLoop) abandon() {
+	l.takeInbox()
+	for _, c := range l.conns {
+		l.handoff(c)
+	}
+	l.mu.Lock()
+	l.stopped = true
+	l.mu.Unlock()
+}
+
+// idle reports whether the loop should end: the server is closing and the
+// loop has no client left (none can come: accept checks done under s.mu).
+func (l *eventLoop) idle() bool {
+	select {
+	case <-l.s.done:
+	default:
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.conns) > 0 || len(l.inbox) > 0 || len(l.closes) > 0 {
+		return false
+	}
+	l.stopped = true
+	return true
+}

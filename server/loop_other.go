@@ -1,0 +1,26 @@
+//go:build !linux
+
+package server
+
+import (
+	"net"
+
+	"streamd/config"
+)
+
+// The event loop is Linux only (loop_linux.go): elsewhere every client gets
+// its goroutines.
+
+type eventLoop struct{}
+
+type loopClient struct{ pl *pipeline }
+
+type loopTurn struct{}
+
+func (t *loopTurn) holdHub(s *Server) *keyspaceHub { panic("no event loop") }
+
+func (t *loopTurn) drain() {}
+
+func (s *Server) loopAccept(net.Conn, *config.Config) *Client { return nil }
+
+func (s *Server) loopStart(*Client) {}
