@@ -568,7 +568,7 @@ func (l *eventLoop) takeInbox() {
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(c.lp.fd)}
 		if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, c.lp.fd, &ev); err != nil {
 			l.s.log.Warn("event loop: cannot watch a connection; it gets a goroutine", "client", c.id, "err", err)
-			l.handoff(c)
+			l.toGoroutines(c)
 			continue
 		}
 		l.conns[int32(c.lp.fd)] = c
@@ -606,10 +606,14 @@ func (l *eventLoop) serve(ready []*Client) {
 	t.drain()
 	for _, c := range t.active {
 		lc := c.lp
+		flushed := false
+		if !lc.closing || c.quit {
+			flushed = l.flush(c) // a failed write sets closing
+		}
 		switch {
 		case lc.closing:
 			l.close(c)
-		case !l.flush(c) || lc.handoff:
+		case !flushed || lc.handoff:
 			l.handoff(c)
 		}
 	}
