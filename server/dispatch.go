@@ -36,6 +36,12 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		return
 	}
 	cmd, rej := s.lookup(args)
+	s.dispatchCmd(c, args, cmd, rej, pl, batchStart)
+}
+
+// dispatchCmd is dispatchIn for a request already looked up (lookup's cmd
+// and rej), from a client that is not another node's.
+func (s *Server) dispatchCmd(c *Client, args [][]byte, cmd *Command, rej ErrorReply, pl *pipeline, batchStart time.Time) {
 	// CLIENT CACHING's answer lasts for the next command, whatever it is.
 	defer s.trackingAfterCommand(c, cmd)
 	if rej != "" {

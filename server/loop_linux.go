@@ -358,11 +358,12 @@ func (l *eventLoop) runBuffered(c *Client, now time.Time) {
 			}
 			return
 		}
-		if !l.runs(c, args) {
+		cmd, rej := s.lookup(args)
+		if !l.runs(c, cmd, rej) {
 			lc.handoff, lc.next = true, args
 			return
 		}
-		s.dispatchIn(c, args, lc.pl, now)
+		s.dispatchCmd(c, args, cmd, rej, lc.pl, now)
 		if c.quit {
 			lc.closing = true
 			return
@@ -373,12 +374,12 @@ func (l *eventLoop) runBuffered(c *Client, now time.Time) {
 	}
 }
 
-// runs reports whether the loop runs this request itself.
-func (l *eventLoop) runs(c *Client, args [][]byte) bool {
+// runs reports whether the loop runs a request itself, given what lookup
+// found for it.
+func (l *eventLoop) runs(c *Client, cmd *Command, rej ErrorReply) bool {
 	if c.tx != nil || c.track != nil {
 		return false
 	}
-	cmd, rej := l.s.lookup(args)
 	if rej != "" {
 		return true // refused before it runs
 	}

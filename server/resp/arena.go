@@ -30,8 +30,15 @@ func (rr *RequestReader) takeArgs(n int) [][]byte {
 	return a
 }
 
+// noBytes is where a request whose arguments are all empty carves them
+// from: empty but not nil, like every other argument.
+var noBytes = make([]byte, 0)
+
 // takeBytes returns n bytes to copy arguments into.
 func (rr *RequestReader) takeBytes(n int) []byte {
+	if n == 0 {
+		return noBytes
+	}
 	if n > byteCarveMax {
 		return make([]byte, n)
 	}

@@ -133,6 +133,9 @@ func (rr *RequestReader) ReadBuffered() ([][]byte, bool) {
 		}
 	}
 	maxBulk := int64(-1) // read lazily: most arguments are far below any limit
+	// where holds the first arguments' offsets, so that copying them does
+	// not parse their lengths again.
+	var where [16]struct{ at, size int }
 	start, total := p, 0
 	for i := 0; i < n; i++ {
 		if p >= len(b) || b[p] != '$' {
@@ -141,6 +144,9 @@ func (rr *RequestReader) ReadBuffered() ([][]byte, bool) {
 		size, q, ok := parseLenCRLF(b, p+1)
 		if !ok || q+size+2 > len(b) {
 			return nil, false
+		}
+		if i < len(where) {
+			where[i].at, where[i].size = q, size
 		}
 		if size > UnauthBulkMax && !authed {
 			return nil, false
@@ -160,7 +166,12 @@ func (rr *RequestReader) ReadBuffered() ([][]byte, bool) {
 	args := rr.takeArgs(n)
 	off := 0
 	for i, q := 0, start; i < n; i++ {
-		size, d, _ := parseLenCRLF(b, q+1)
+		var size, d int
+		if i < len(where) {
+			d, size = where[i].at, where[i].size
+		} else {
+			size, d, _ = parseLenCRLF(b, q+1)
+		}
 		copy(buf[off:], b[d:d+size])
 		args[i] = buf[off : off+size : off+size]
 		off += size
