@@ -5,6 +5,7 @@ package server
 import (
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -64,14 +65,19 @@ type eventLoop struct {
 	woken   bool       // a byte is in the wake pipe
 	stopped bool
 
-	// count is how many clients the loop serves (tests read it).
-	count atomic.Int64
+	// count is how many clients the loop serves, splits how many turns it
+	// shared with its helper (tests read them).
+	count, splits atomic.Int64
 
 	// The loop goroutine's own.
 	conns  map[int32]*Client
 	events []syscall.EpollEvent
 	ready  []*Client
 	turn   loopTurn
+	// help is the helper goroutine that takes half of a heavy turn's
+	// reading and replies; lastReqs is the previous turn's request count.
+	help     loopHelper
+	lastReqs int
 }
 
 // loopClient is a loop connection's state (Client.lp); the loop
@@ -83,60 +89,16 @@ type loopClient struct {
 	rr   *resp.RequestReader
 	pl   *pipeline
 	// handoff is set when the client goes to the goroutine path at the
-	// end of the turn; next holds the request it sent that the loop does
-	// not run (nil if none), closing that it goes away instead.
+	// end of the turn; next holds the requests it sent that the loop does
+	// not run (the first of them is one it does not run), closing that it
+	// goes away instead.
 	handoff bool
-	next    [][]byte
+	next    [][][]byte
 	closing bool
-}
-
-// loopTurn is one turn's pipelines: writeMu is held once for all of them
-// (two shared holds by one goroutine could deadlock behind an EXEC), and
-// they drain together, so the writes of every client of the turn reach the
-// shards before any is waited for.
-type loopTurn struct {
-	active []*Client
-	hub    *keyspaceHub
-	times  []time.Time // drain's, reused
-}
-
-// holdHub takes writeMu shared for the turn, once.
-func (t *loopTurn) holdHub(s *Server) *keyspaceHub {
-	if t.hub == nil {
-		t.hub = s.hub()
-		t.hub.writeMu.RLock()
-	}
-	return t.hub
-}
-
-// drain answers every pending write of the turn: all proposed, then all
-// settled under the turn's hold, which is released before their effects run
-// and their replies are queued (as drainLocal does for one pipeline).
-func (t *loopTurn) drain() {
-	if t.hub == nil {
-		return
-	}
-	for _, c := range t.active {
-		c.lp.pl.propose()
-	}
-	times := t.times[:0]
-	for _, c := range t.active {
-		var now time.Time
-		if len(c.lp.pl.calls) > 0 {
-			now = c.lp.pl.settle()
-		}
-		times = append(times, now)
-	}
-	t.hub.writeMu.RUnlock()
-	t.hub = nil
-	for i, c := range t.active {
-		pl := c.lp.pl
-		pl.hub = nil
-		if len(pl.calls) > 0 {
-			pl.finish(times[i])
-		}
-	}
-	t.times = times[:0]
+	// parsed holds the requests read this turn, not yet run; flushed says
+	// whether the turn's replies went out whole.
+	parsed  [][][]byte
+	flushed bool
 }
 
 // loopAccept hands a new client to the loop if it is one the loop serves,
@@ -165,8 +127,9 @@ func (s *Server) loopAccept(nc net.Conn, cfg *config.Config) *Client {
 			return nil
 		}
 		s.loop = l
-		s.wg.Add(1)
+		s.wg.Add(2)
 		go l.run()
+		go l.help.serve(s)
 	}
 	l := s.loop
 	w := &loopConn{l: l, laddr: tc.LocalAddr(), raddr: tc.RemoteAddr(), fd: fd, inLoop: true}
@@ -210,6 +173,7 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 		l.closeFDs()
 		return nil, err
 	}
+	l.help.init()
 	l.safe = make(map[*Command]bool)
 	for _, name := range loopCommands {
 		if cmd := s.cmds.lookupFull(name); cmd != nil {
@@ -252,6 +216,7 @@ func (l *eventLoop) post(add, kill *Client) bool {
 func (l *eventLoop) run() {
 	defer l.s.wg.Done()
 	defer l.closeFDs()
+	defer l.help.stop()
 	for {
 		n, err := syscall.EpollWait(l.ep, l.events, int(loopPoll/time.Millisecond))
 		if err != nil && err != syscall.EINTR {
@@ -317,28 +282,35 @@ func (l *eventLoop) serve(ready []*Client) {
 		return
 	}
 	t := &l.turn
-	t.active = t.active[:0]
+	t.active = append(t.active[:0], ready...)
+	// A heavy turn (the last one had many requests) shares its reading and
+	// parsing, then its replies, with the helper: the second half of the
+	// clients on the helper's goroutine, the first half here.
+	split := len(ready) >= 2 && l.lastReqs >= splitRequests
+	mine, theirs := ready, ready[:0]
+	if split {
+		l.splits.Add(1)
+		mine, theirs = ready[:len(ready)/2], ready[len(ready)/2:]
+		l.help.start(func() { l.readAll(theirs) })
+	}
+	l.readAll(mine)
+	if split {
+		l.help.wait()
+	}
 	now := time.Now()
+	reqs := 0
+	for _, c := range ready {
+		reqs += len(c.lp.parsed)
+		l.runParsed(c, now)
+	}
+	l.lastReqs = reqs
+	t.drainSplit(l, split && reqs >= splitRequests)
 	for _, c := range ready {
 		lc := c.lp
-		t.active = append(t.active, c)
-		if err := lc.rr.Fill(); err != nil && err != errWouldBlock {
-			lc.closing = true
-			continue
-		}
-		l.runBuffered(c, now)
-	}
-	t.drain()
-	for _, c := range t.active {
-		lc := c.lp
-		flushed := false
-		if !lc.closing || c.quit {
-			flushed = l.flush(c) // a failed write sets closing
-		}
 		switch {
 		case lc.closing:
 			l.close(c)
-		case !flushed || lc.handoff:
+		case !lc.flushed || lc.handoff:
 			l.handoff(c)
 		}
 	}
@@ -346,32 +318,50 @@ func (l *eventLoop) serve(ready []*Client) {
 	t.active = t.active[:0]
 }
 
-// runBuffered runs the client's requests that are whole in its buffer,
-// until one the loop does not run.
-func (l *eventLoop) runBuffered(c *Client, now time.Time) {
-	s, lc := l.s, c.lp
-	for {
-		args, ok := lc.rr.ReadBuffered()
-		if !ok {
-			if lc.rr.Buffered() > 0 && !lc.rr.Partial() {
-				lc.handoff = true // the general parser judges it
-			}
-			return
+// readAll reads each client once and parses the requests whole in its
+// buffer (readParsed), on the loop's goroutine or the helper's.
+func (l *eventLoop) readAll(cs []*Client) {
+	for _, c := range cs {
+		lc := c.lp
+		lc.parsed = lc.parsed[:0]
+		if err := lc.rr.Fill(); err != nil && err != errWouldBlock {
+			lc.closing = true
+			continue
 		}
+		for {
+			args, ok := lc.rr.ReadBuffered()
+			if !ok {
+				break
+			}
+			lc.parsed = append(lc.parsed, args)
+		}
+		if lc.rr.Buffered() > 0 && !lc.rr.Partial() {
+			lc.handoff = true // the general parser judges the rest
+		}
+	}
+}
+
+// runParsed runs a client's parsed requests in order, until one the loop
+// does not run: that one and those after it go to the goroutine path.
+func (l *eventLoop) runParsed(c *Client, now time.Time) {
+	s, lc := l.s, c.lp
+	for i, args := range lc.parsed {
 		cmd, rej := s.lookup(args)
 		if !l.runs(c, cmd, rej) {
-			lc.handoff, lc.next = true, args
-			return
+			lc.handoff, lc.next = true, slices.Clone(lc.parsed[i:])
+			break
 		}
 		s.dispatchCmd(c, args, cmd, rej, lc.pl, now)
 		if c.quit {
 			lc.closing = true
-			return
+			break
 		}
 		if lc.pl.full() {
 			lc.pl.drain()
 		}
 	}
+	clear(lc.parsed)
+	lc.parsed = lc.parsed[:0]
 }
 
 // runs reports whether the loop runs a request itself, given what lookup
@@ -428,10 +418,14 @@ func (l *eventLoop) handoff(c *Client) {
 func (l *eventLoop) toGoroutines(c *Client) {
 	lc := c.lp
 	lc.src.inLoop = false
-	if lc.next != nil {
-		c.backlog.Add(1)
-		c.preloaded = 1
-		c.reqs <- []request{{args: lc.next}}
+	if n := len(lc.next); n > 0 {
+		batch := make([]request, n)
+		for i, args := range lc.next {
+			batch[i].args = args
+		}
+		c.backlog.Add(int64(n))
+		c.preloaded = int64(n)
+		c.reqs <- batch
 	}
 	c.rr = lc.rr
 	lc.pl.turn = nil

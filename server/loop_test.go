@@ -238,10 +238,24 @@ func TestLoopPushToLoopClient(t *testing.T) {
 }
 
 // TestLoopConcurrentPipelines: many loop clients pipelining XADDs to one
-// stream get every reply, in order, and the stream holds every entry.
+// stream get every reply, in order, and the stream holds every entry; with
+// deep pipelines the turns are heavy and the helper takes half of each.
 func TestLoopConcurrentPipelines(t *testing.T) {
+	for _, shape := range []struct{ clients, rounds, depth int }{{12, 40, 8}, {16, 12, 48}} {
+		t.Run(fmt.Sprint(shape.clients, "x", shape.depth), func(t *testing.T) {
+			srv := loopPipelines(t, shape.clients, shape.rounds, shape.depth)
+			srv.mu.Lock()
+			splits := srv.loop.splits.Load()
+			srv.mu.Unlock()
+			if heavy := shape.clients*shape.depth >= 2*splitRequests; heavy && splits == 0 {
+				t.Errorf("no turn was shared with the helper")
+			}
+		})
+	}
+}
+
+func loopPipelines(t *testing.T, clients, rounds, depth int) *Server {
 	srv, addr := startTestServer(t, nil)
-	const clients, rounds, depth = 12, 40, 8
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	for i := 0; i < clients; i++ {
@@ -286,10 +300,10 @@ func TestLoopConcurrentPipelines(t *testing.T) {
 	}
 	c := dial(t, addr)
 	defer c.Close()
-	if v, err := c.Do("XLEN", "q"); err != nil || v.Int != clients*rounds*depth {
+	if v, err := c.Do("XLEN", "q"); err != nil || v.Int != int64(clients*rounds*depth) {
 		t.Fatalf("XLEN: %v %v, want %d", v, err, clients*rounds*depth)
 	}
-	_ = srv
+	return srv
 }
 
 // TestLoopOff: with event-loop no every client gets goroutines.

@@ -1,0 +1,150 @@
+//go:build linux
+
+package server
+
+import "time"
+
+// splitRequests is how many requests make a turn heavy: its reading and
+// its replies are then shared with the helper goroutine (a -P 16 load of
+// 50 clients brings 800 a turn, a -P 1 load 25).
+const splitRequests = 128
+
+// loopTurn is one turn's pipelines: writeMu is held once for all of them
+// (two shared holds by one goroutine could deadlock behind an EXEC), and
+// they drain together, so the writes of every client of the turn reach the
+// shards before any is waited for.
+type loopTurn struct {
+	active []*Client
+	hub    *keyspaceHub
+	times  []time.Time // drain's, reused
+}
+
+// holdHub takes writeMu shared for the turn, once.
+func (t *loopTurn) holdHub(s *Server) *keyspaceHub {
+	if t.hub == nil {
+		t.hub = s.hub()
+		t.hub.writeMu.RLock()
+	}
+	return t.hub
+}
+
+// drain answers every pending write of the turn: all proposed, then all
+// settled under the turn's hold, which is released before their effects run
+// and their replies are queued (as drainLocal does for one pipeline). A
+// command about to run in the turn calls it (pipeline.drain): it needs the
+// writes sent before it answered, and may take writeMu itself.
+func (t *loopTurn) drain() {
+	if t.settle() {
+		t.finish(t.active)
+	}
+}
+
+// settle proposes and settles the turn's writes and releases its hold;
+// false if it had none.
+func (t *loopTurn) settle() bool {
+	if t.hub == nil {
+		return false
+	}
+	for _, c := range t.active {
+		c.lp.pl.propose()
+	}
+	times := t.times[:0]
+	for _, c := range t.active {
+		var now time.Time
+		if len(c.lp.pl.calls) > 0 {
+			now = c.lp.pl.settle()
+		}
+		times = append(times, now)
+	}
+	t.hub.writeMu.RUnlock()
+	t.hub = nil
+	t.times = times
+	return true
+}
+
+// finish runs the settled writes' effects and queues their replies, for
+// the clients cs (a part of active, in order: settle's times are by index).
+func (t *loopTurn) finish(cs []*Client) {
+	off := 0
+	if len(cs) > 0 && len(t.active) > 0 {
+		off = indexOf(t.active, cs[0])
+	}
+	for i, c := range cs {
+		pl := c.lp.pl
+		pl.hub = nil
+		if len(pl.calls) > 0 {
+			pl.finish(t.times[off+i])
+		}
+	}
+}
+
+// indexOf is c's index in cs (0 if absent).
+func indexOf(cs []*Client, c *Client) int {
+	for i, x := range cs {
+		if x == c {
+			return i
+		}
+	}
+	return 0
+}
+
+// drainSplit ends the turn: its writes answered and every client's output
+// written with one non-blocking write, the second half of the clients on
+// the helper's goroutine when split is set.
+func (t *loopTurn) drainSplit(l *eventLoop, split bool) {
+	settled := t.settle()
+	mine, theirs := t.active, t.active[:0]
+	if split && len(t.active) >= 2 {
+		mine, theirs = t.active[:len(t.active)/2], t.active[len(t.active)/2:]
+		l.help.start(func() { l.answer(t, theirs, settled) })
+	}
+	l.answer(t, mine, settled)
+	if len(theirs) > 0 {
+		l.help.wait()
+	}
+	clear(t.times)
+	t.times = t.times[:0]
+}
+
+// answer finishes the clients' writes (if the turn had any) and writes
+// their output.
+func (l *eventLoop) answer(t *loopTurn, cs []*Client, settled bool) {
+	if settled {
+		t.finish(cs)
+	}
+	for _, c := range cs {
+		lc := c.lp
+		lc.flushed = false
+		if !lc.closing || c.quit {
+			lc.flushed = l.flush(c) // a failed write sets closing
+		}
+	}
+}
+
+// loopHelper is a goroutine that runs one function at a time for the loop,
+// which waits for it.
+type loopHelper struct {
+	work chan func()
+	done chan struct{}
+}
+
+func (h *loopHelper) init() {
+	h.work = make(chan func())
+	h.done = make(chan struct{})
+}
+
+// serve runs the functions until stop.
+func (h *loopHelper) serve(s *Server) {
+	defer s.wg.Done()
+	for f := range h.work {
+		f()
+		h.done <- struct{}{}
+	}
+}
+
+// start has the helper run f; wait waits until it has.
+func (h *loopHelper) start(f func()) { h.work <- f }
+func (h *loopHelper) wait()          { <-h.done }
+
+// stop ends the helper's goroutine.
+func (h *loopHelper) stop() { close(h.work) }
