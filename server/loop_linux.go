@@ -65,9 +65,9 @@ type eventLoop struct {
 	woken   bool       // a byte is in the wake pipe
 	stopped bool
 
-	// count is how many clients the loop serves, splits how many turns it
-	// shared with its helper (tests read them).
-	count, splits atomic.Int64
+	// splits counts the turns the loop shared with its helper (tests read
+	// it).
+	splits atomic.Int64
 
 	// The loop goroutine's own.
 	conns  map[int32]*Client
@@ -262,7 +262,7 @@ func (l *eventLoop) takeInbox() {
 			continue
 		}
 		l.conns[int32(c.lp.fd)] = c
-		l.count.Add(1)
+		l.s.stats.LoopClients.Add(1)
 	}
 	for _, c := range closes {
 		if c.lp != nil && l.conns[int32(c.lp.fd)] == c {
@@ -280,6 +280,9 @@ func (l *eventLoop) serve(ready []*Client) {
 			l.handoff(c)
 		}
 		return
+	}
+	if len(ready) > 0 {
+		s.stats.LoopTurns.Add(1)
 	}
 	t := &l.turn
 	t.active = append(t.active[:0], ready...)
@@ -403,7 +406,7 @@ func (l *eventLoop) flush(c *Client) bool {
 func (l *eventLoop) forget(c *Client) {
 	syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.lp.fd, nil)
 	delete(l.conns, int32(c.lp.fd))
-	l.count.Add(-1)
+	l.s.stats.LoopClients.Add(-1)
 }
 
 // handoff gives a client to the goroutine path for good: the request the
@@ -416,6 +419,7 @@ func (l *eventLoop) handoff(c *Client) {
 
 // toGoroutines is handoff for a client the loop does not watch.
 func (l *eventLoop) toGoroutines(c *Client) {
+	l.s.stats.LoopHandoffs.Add(1)
 	lc := c.lp
 	lc.src.inLoop = false
 	if n := len(lc.next); n > 0 {

@@ -14,17 +14,10 @@ import (
 	"streamd/config"
 )
 
-// loopClients is how many clients the server's event loop serves now (0
-// without a loop). It asks the loop itself, between turns.
+// loopClients is how many clients the server's event loop serves now.
 func loopClients(t *testing.T, s *Server) int {
 	t.Helper()
-	s.mu.Lock()
-	l := s.loop
-	s.mu.Unlock()
-	if l == nil {
-		return 0
-	}
-	return int(l.count.Load())
+	return int(s.stats.LoopClients.Load())
 }
 
 // waitLoopClients polls until the loop serves n clients.
@@ -90,6 +83,9 @@ func TestLoopServesThenHandsOff(t *testing.T) {
 		t.Fatalf("replies\n got %q\nwant %q", got, want)
 	}
 	waitLoopClients(t, srv, 0)
+	if h, turns := srv.stats.LoopHandoffs.Load(), srv.stats.LoopTurns.Load(); h != 1 || turns < 3 {
+		t.Fatalf("handoffs %d (want 1), turns %d (want at least 3)", h, turns)
+	}
 }
 
 // TestLoopPartialRequests: a request that arrives in pieces waits in the

@@ -67,6 +67,12 @@ var (
 		"Client connections open now.", nil, nil)
 	descBlockedClients = prometheus.NewDesc("streamd_blocked_clients",
 		"Clients waiting in a blocking command (XREAD/XREADGROUP BLOCK).", nil, nil)
+	descLoopClients = prometheus.NewDesc("streamd_event_loop_clients",
+		"Clients the event loop serves now (event-loop; the rest have goroutines of their own).", nil, nil)
+	descLoopHandoffs = prometheus.NewDesc("streamd_event_loop_handoffs_total",
+		"Clients the event loop gave to goroutines of their own (a command it does not run, output the socket did not take, timeout set).", nil, nil)
+	descLoopTurns = prometheus.NewDesc("streamd_event_loop_turns_total",
+		"Event loop turns that read requests (their writes share one log write).", nil, nil)
 	descConnectionsReceived = prometheus.NewDesc("streamd_connections_received_total",
 		"Connections accepted.", nil, nil)
 	descRejectedConnections = prometheus.NewDesc("streamd_rejected_connections_total",
@@ -127,6 +133,7 @@ func (sc collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descCommands, descCommandErrors, descCommandDuration, descCommandErrorsByPrefix, descErrors,
 		descConnectedClients, descBlockedClients, descConnectionsReceived, descRejectedConnections,
+		descLoopClients, descLoopHandoffs, descLoopTurns,
 		descTLSConnectionsReceived, descTLSHandshakeFailures, descMaxMemory, descUsedMemory,
 		descKeys, descExpiringKeys,
 		descPersistence, descAppliedIndex, descLastLogIndex, descSnapshotIndex, descBatches, descProposals,
@@ -170,6 +177,9 @@ func (sc collector) Collect(ch chan<- prometheus.Metric) {
 
 	gauge(descConnectedClients, float64(src.ConnectedClients()))
 	gauge(descBlockedClients, float64(st.BlockedClients.Load()))
+	gauge(descLoopClients, float64(st.LoopClients.Load()))
+	counter(descLoopHandoffs, float64(st.LoopHandoffs.Load()))
+	counter(descLoopTurns, float64(st.LoopTurns.Load()))
 	counter(descConnectionsReceived, float64(st.ConnectionsReceived.Load()))
 	counter(descRejectedConnections, float64(st.RejectedConnections.Load()))
 	counter(descTLSConnectionsReceived, float64(st.TLSConnectionsReceived.Load()))

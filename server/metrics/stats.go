@@ -30,6 +30,10 @@ type Stats struct {
 	ErrorReplies atomic.Int64
 	// BlockedClients is the number of clients in a blocking command now.
 	BlockedClients atomic.Int64
+	// LoopClients is the number of clients the event loop serves now,
+	// LoopHandoffs how many it gave to goroutines of their own, LoopTurns
+	// how many turns it ran with requests (server/loop_linux.go).
+	LoopClients, LoopHandoffs, LoopTurns atomic.Int64
 	// LatencyTracking is latency-tracking: when false, calls are not added
 	// to INFO latencystats' histograms (the server sets it from its config).
 	LatencyTracking atomic.Bool
