@@ -31,10 +31,12 @@ import (
 // sends anything else, a request the fast parser does not take whole,
 // more output than its socket takes at once, or that the "timeout"
 // setting would have to watch, is handed to the goroutine path for good
-// (serveClient), with its unread bytes, the request it sent and its
-// pending output; nothing about the client changes for it. The loop
-// serves plain TCP clients of a single node (no forwarding, no TLS)
-// authenticated from the start; the rest get goroutines from the start.
+// (serveClient), with its unread bytes, the requests it sent from that one
+// on and its pending output; nothing about the client changes for it. The loop
+// serves plain TCP clients of a single node (no forwarding, no TLS), AUTH
+// included; the rest get goroutines from the start. A request that
+// Redis's limits for clients not yet authenticated may refuse is left to
+// the goroutine path (ReadBuffered and Partial consult authed).
 //
 // Every close of a loop connection goes through the loop (loopConn.Close),
 // so a file descriptor number the kernel gives to a new connection is never
@@ -46,7 +48,7 @@ const loopPoll = 100 * time.Millisecond
 
 // loopCommands are the commands besides plain writes the loop runs itself:
 // they neither block nor take the keyspace's write lock.
-var loopCommands = []string{"ping", "echo", "hello", "select", "client|setinfo", "client|setname", "client|getname", "client|id"}
+var loopCommands = []string{"ping", "echo", "hello", "auth", "select", "client|setinfo", "client|setname", "client|getname", "client|id"}
 
 // errWouldBlock is a loop source's read that found no bytes.
 var errWouldBlock = errors.New("read would block")
@@ -101,12 +103,13 @@ type loopClient struct {
 	flushed bool
 }
 
-// loopAccept hands a new client to the loop if it is one the loop serves,
-// starting the loop with its first client; s.mu is held. nc becomes the
-// client's connection (wrapped) when it returns true.
+// loopAccept makes the client for a new connection the loop serves (nil if
+// it is not one), starting the loop with its first client; s.mu is held.
+// The client's connection is then a loopConn and nc is closed (the loop
+// has its own descriptor); loopStart hands the client to the loop.
 func (s *Server) loopAccept(nc net.Conn, cfg *config.Config) *Client {
 	tc, ok := nc.(*net.TCPConn)
-	if !ok || !cfg.EventLoop || s.loopBroken || cfg.Timeout > 0 || s.cluster != nil || !s.defaultAuthed() {
+	if !ok || !cfg.EventLoop || s.loopBroken || cfg.Timeout > 0 || s.cluster != nil {
 		return nil
 	}
 	// The loop's own descriptor for the socket; closing Go's takes the
@@ -134,7 +137,7 @@ func (s *Server) loopAccept(nc net.Conn, cfg *config.Config) *Client {
 	l := s.loop
 	w := &loopConn{l: l, laddr: tc.LocalAddr(), raddr: tc.RemoteAddr(), fd: fd, inLoop: true}
 	tc.Close()
-	c := newClient(s, w, s.nextClientID.Add(1), true)
+	c := newClient(s, w, s.nextClientID.Add(1), s.defaultAuthed())
 	w.c = c
 	src := &loopSource{fd: fd, w: w, inLoop: true, total: &s.stats.NetInput}
 	c.lp = &loopClient{
@@ -322,7 +325,7 @@ func (l *eventLoop) serve(ready []*Client) {
 }
 
 // readAll reads each client once and parses the requests whole in its
-// buffer (readParsed), on the loop's goroutine or the helper's.
+// buffer (ReadBuffered), on the loop's goroutine or the helper's.
 func (l *eventLoop) readAll(cs []*Client) {
 	for _, c := range cs {
 		lc := c.lp
@@ -409,7 +412,7 @@ func (l *eventLoop) forget(c *Client) {
 	l.s.stats.LoopClients.Add(-1)
 }
 
-// handoff gives a client to the goroutine path for good: the request the
+// handoff gives a client to the goroutine path for good: the requests the
 // loop did not run first, then what its buffer and socket hold; its
 // pending output is written by a drain goroutine.
 func (l *eventLoop) handoff(c *Client) {
@@ -462,13 +465,13 @@ func (l *eventLoop) close(c *Client) {
 
 // abandon hands every client to goroutines (the loop cannot go on).
 func (l *eventLoop) abandon() {
+	l.mu.Lock()
+	l.stopped = true // from now on, new clients get goroutines (loopStart)
+	l.mu.Unlock()
 	l.takeInbox()
 	for _, c := range l.conns {
 		l.handoff(c)
 	}
-	l.mu.Lock()
-	l.stopped = true
-	l.mu.Unlock()
 }
 
 // idle reports whether the loop should end: the server is closing and the

@@ -314,3 +314,37 @@ func TestLoopOff(t *testing.T) {
 		t.Fatalf("loop serves %d clients with event-loop no", n)
 	}
 }
+
+// TestLoopRequirePass: with a password the loop serves AUTH and what
+// follows; NOAUTH before it; an unauthenticated client's request over
+// Redis's pre-AUTH limits is refused as Redis does (by the goroutine path).
+func TestLoopRequirePass(t *testing.T) {
+	srv, addr := startTestServer(t, func(c *config.Config) { c.RequirePass = "secret" })
+	c := dial(t, addr)
+	defer c.Close()
+	if v, _ := c.Do("XADD", "s", "*", "f", "v"); !strings.HasPrefix(v.Str, "NOAUTH") {
+		t.Fatalf("XADD before AUTH: %v", v)
+	}
+	if v, _ := c.Do("AUTH", "wrong"); !strings.HasPrefix(v.Str, "WRONGPASS") {
+		t.Fatalf("AUTH wrong: %v", v)
+	}
+	if v, err := c.Do("AUTH", "secret"); err != nil || v.Str != "OK" {
+		t.Fatalf("AUTH: %v %v", v, err)
+	}
+	if v, err := c.Do("XADD", "s", "*", "f", "v"); err != nil || v.Kind != '$' {
+		t.Fatalf("XADD after AUTH: %v %v", v, err)
+	}
+	if n := loopClients(t, srv); n != 1 {
+		t.Fatalf("loop serves %d clients, want 1", n)
+	}
+	anon := dial(t, addr)
+	defer anon.Close()
+	args := []string{"XADD", "s", "*"}
+	for i := 0; i < 6; i++ {
+		args = append(args, "f", "v")
+	}
+	v, err := anon.Do(args...)
+	if err != nil || !strings.Contains(v.Str, "Protocol error: unauthenticated multibulk length") {
+		t.Fatalf("unauthenticated 15-argument request: %v %v", v, err)
+	}
+}
