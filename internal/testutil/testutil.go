@@ -6,10 +6,13 @@
 package testutil
 
 import (
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -31,16 +34,38 @@ func Eventually(t testing.TB, timeout, tick time.Duration, f func() error) {
 	}
 }
 
-// FreePort asks the kernel for a free loopback TCP port and releases it, so
-// a child process (redis-server, the streamd binary) can bind it.
+// Ports FreePort hands out: below Linux's ephemeral range (32768–60999 by
+// default), so that no outgoing connection, of this test process or
+// another, takes one between FreePort and the child's bind (a Dapr cluster
+// test once failed so: "raft-addr … is in use"); and apart from
+// cmd/streamd's pickPort (17800–17899).
+const (
+	freePortBase = 20000
+	freePortSpan = 10000
+)
+
+// freePortNext is the next port FreePort tries (an offset from
+// freePortBase), starting at random so that test processes running at
+// once seldom try the same ports, and advancing so that one process never
+// hands out a port twice before its child binds it.
+var freePortNext atomic.Int64
+
+func init() { freePortNext.Store(rand.Int64N(freePortSpan)) }
+
+// FreePort returns a loopback TCP port that is free now, so a child process
+// (redis-server, the streamd binary) can bind it.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	for range freePortSpan {
+		p := freePortBase + int(freePortNext.Add(1)%freePortSpan)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err == nil {
+			ln.Close()
+			return p
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatalf("free port: none in %d-%d", freePortBase, freePortBase+freePortSpan-1)
+	return 0
 }
 
 // RequireTool returns the path of an external tool (redis-server, redis-cli,
