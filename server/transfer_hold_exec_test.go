@@ -433,6 +433,13 @@ func TestClusterModeTransferHoldsExec(t *testing.T) {
 		}()
 		must(t, "transfer", from.node.TransferLeader(0, to.id))
 		err := <-errc // MOVED once the new leader leads
+		if strings.HasPrefix(err.Error(), "EXECABORT ") {
+			// The shard moved before this transaction's XADDs were
+			// queued: each was answered MOVED, so EXEC aborts, as in
+			// Redis Cluster. No EXEC was held this time (a CI run
+			// under load once got here); try the next transfer.
+			continue
+		}
 		if !strings.HasPrefix(err.Error(), "MOVED ") || !strings.HasSuffix(err.Error(), leaderOf(nodes, 0).addr) {
 			t.Fatalf("EXEC during a transfer in cluster mode: %v, want MOVED to %s", err, leaderOf(nodes, 0).addr)
 		}
