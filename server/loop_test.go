@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"streamd/config"
+	"streamd/internal/testutil"
 )
 
 // loopClients is how many clients the server's event loop serves now.
@@ -23,13 +24,12 @@ func loopClients(t *testing.T, s *Server) int {
 // waitLoopClients polls until the loop serves n clients.
 func waitLoopClients(t *testing.T, s *Server, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for loopClients(t, s) != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("event loop serves %d clients, want %d", loopClients(t, s), n)
+	testutil.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+		if got := loopClients(t, s); got != n {
+			return fmt.Errorf("event loop serves %d clients, want %d", got, n)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // rawReplies reads n replies from a connection as Values.
@@ -104,8 +104,15 @@ func TestLoopPartialRequests(t *testing.T) {
 	nc, r := conn()
 	msg := "*5\r\n$4\r\nXADD\r\n$1\r\np\r\n$3\r\n1-1\r\n$1\r\nf\r\n$5\r\nhello\r\n"
 	for _, cut := range []int{1, 3, 9, 20, 41} {
+		// The loop reads the first piece alone before the rest is sent.
+		read := srv.stats.NetInput.Load() + int64(cut)
 		nc.Write([]byte(msg[:cut]))
-		time.Sleep(2 * time.Millisecond) // let the loop read the piece alone
+		testutil.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+			if srv.stats.NetInput.Load() < read {
+				return fmt.Errorf("the server has not read the first %d bytes", cut)
+			}
+			return nil
+		})
 		nc.Write([]byte(msg[cut:]))
 		got := rawReplies(t, r, 1)[0]
 		if cut == 1 && got != `"1-1"` || cut > 1 && !strings.Contains(got, "equal or smaller") {
@@ -157,17 +164,12 @@ func TestLoopClientKill(t *testing.T) {
 	if _, err := victim.Receive(10 * time.Second); err == nil {
 		t.Fatal("killed client still reads")
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		v, _ := killer.Do("CLIENT", "LIST")
-		if !strings.Contains(v.Str, fmt.Sprintf("id=%d ", idv.Int)) {
-			break
+	testutil.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+		if v, _ := killer.Do("CLIENT", "LIST"); strings.Contains(v.Str, fmt.Sprintf("id=%d ", idv.Int)) {
+			return fmt.Errorf("killed client still listed:\n%s", v.Str)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("killed client still listed:\n%s", v.Str)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestLoopTimeoutHandsOff: once "timeout" is set, the loop's clients go to

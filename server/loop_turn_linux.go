@@ -35,7 +35,7 @@ func (t *loopTurn) holdHub(s *Server) *keyspaceHub {
 // writes sent before it answered, and may take writeMu itself.
 func (t *loopTurn) drain() {
 	if t.settle() {
-		t.finish(t.active)
+		t.finish(0, len(t.active))
 	}
 }
 
@@ -63,29 +63,15 @@ func (t *loopTurn) settle() bool {
 }
 
 // finish runs the settled writes' effects and queues their replies, for
-// the clients cs (a part of active, in order: settle's times are by index).
-func (t *loopTurn) finish(cs []*Client) {
-	off := 0
-	if len(cs) > 0 && len(t.active) > 0 {
-		off = indexOf(t.active, cs[0])
-	}
-	for i, c := range cs {
+// the clients active[lo:hi].
+func (t *loopTurn) finish(lo, hi int) {
+	for i, c := range t.active[lo:hi] {
 		pl := c.lp.pl
 		pl.hub = nil
 		if len(pl.calls) > 0 {
-			pl.finish(t.times[off+i])
+			pl.finish(t.times[lo+i])
 		}
 	}
-}
-
-// indexOf is c's index in cs (0 if absent).
-func indexOf(cs []*Client, c *Client) int {
-	for i, x := range cs {
-		if x == c {
-			return i
-		}
-	}
-	return 0
 }
 
 // drainSplit ends the turn: its writes answered and every client's output
@@ -93,26 +79,26 @@ func indexOf(cs []*Client, c *Client) int {
 // the helper's goroutine when split is set.
 func (t *loopTurn) drainSplit(l *eventLoop, split bool) {
 	settled := t.settle()
-	mine, theirs := t.active, t.active[:0]
-	if split && len(t.active) >= 2 {
-		mine, theirs = t.active[:len(t.active)/2], t.active[len(t.active)/2:]
-		l.help.start(func() { l.answer(t, theirs, settled) })
+	n, half := len(t.active), len(t.active)
+	if split && n >= 2 {
+		half = n / 2
+		l.help.start(func() { l.answer(t, half, n, settled) })
 	}
-	l.answer(t, mine, settled)
-	if len(theirs) > 0 {
+	l.answer(t, 0, half, settled)
+	if half < n {
 		l.help.wait()
 	}
 	clear(t.times)
 	t.times = t.times[:0]
 }
 
-// answer finishes the clients' writes (if the turn had any) and writes
-// their output.
-func (l *eventLoop) answer(t *loopTurn, cs []*Client, settled bool) {
+// answer finishes the writes of the clients active[lo:hi] (if the turn had
+// any) and writes their output.
+func (l *eventLoop) answer(t *loopTurn, lo, hi int, settled bool) {
 	if settled {
-		t.finish(cs)
+		t.finish(lo, hi)
 	}
-	for _, c := range cs {
+	for _, c := range t.active[lo:hi] {
 		lc := c.lp
 		lc.flushed = false
 		if !lc.closing || c.quit {
