@@ -263,12 +263,12 @@ func TestAckLevelLeaderCanLose(t *testing.T) {
 	t.Logf("LEADER XADD %s acknowledged then lost; QUORUM XADD: %v", lost, ou)
 }
 
-// TestAckLevelSingleNode: a single node answers LEADER XADDs at its log
-// write, with stream-default-acklevel leader too; explicit QUORUM on a
+// TestAckLevelSingleNode: a single node on raft's write path answers
+// LEADER XADDs at its log write, with stream-default-acklevel leader too; explicit QUORUM on a
 // stream overrides the default; DEL, XSETID and MULTI on the key keep the
 // assigned IDs right.
 func TestAckLevelSingleNode(t *testing.T) {
-	s := mustOpen(t, Options{})
+	s := mustOpenRaft(t, Options{})
 	s.SetDefaultAckLevel(wire.AckLeader)
 	waitLeaderAcks(t, s, "d")
 	propose(t, s, xadd("q", "f", "v"))
@@ -396,8 +396,8 @@ func TestAckLevelLeaderKill(t *testing.T) {
 }
 
 // TestAckLevelRestoredLeaderStream: a stream RESTOREd with ACKLEVEL LEADER
-// on a shard that never had one (nor the default) is answered early like
-// one set by XCFGSET: the FSM wakes the idle tracker for it.
+// on a shard (on raft's write path) that never had one (nor the default) is
+// answered early like one set by XCFGSET: the FSM wakes the idle tracker for it.
 func TestAckLevelRestoredLeaderStream(t *testing.T) {
 	src := mustOpen(t, Options{})
 	propose(t, src, xadd("s", "f", "v"))
@@ -406,7 +406,7 @@ func TestAckLevelRestoredLeaderStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := mustOpen(t, Options{})
+	s := mustOpenRaft(t, Options{})
 	propose(t, s, xadd("q", "f", "v"))
 	propose(t, s, wire.Restore{Base: wire.Base{Key: "r"}, Payload: p.([]byte)})
 	waitLeaderAcks(t, s, "r")

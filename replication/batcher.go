@@ -50,11 +50,19 @@ type Pending struct {
 	// start is when an XADD was proposed (zero for other writes), for
 	// the answer latency histograms (acklevel_stats.go).
 	start time.Time
+	// local is the batcher of a single node that has gone local (nil
+	// otherwise): Wait sends the queue up to this write itself, unless
+	// taken (set under the batcher's lock once it is being sent).
+	local *batcher
+	taken bool
 }
 
 // Wait blocks until the proposal is committed and applied (or failed) and
 // returns its result, as Propose does.
 func (p *Pending) Wait() (any, error) {
+	if b := p.local; b != nil {
+		b.flush(p)
+	}
 	p.done.Wait()
 	return p.res, p.err
 }
@@ -161,6 +169,9 @@ func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
 	if s.clustered {
 		b.max = clusterMaxBatch
 	}
+	if s.local != nil {
+		b.max = localTake
+	}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -169,6 +180,9 @@ func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
 func (b *batcher) add(cmd wire.Command) *Pending {
 	p := &Pending{cmd: cmd}
 	p.done.Add(1)
+	if b.s.local != nil {
+		p.local = b
+	}
 	if _, ok := cmd.(wire.XAdd); ok && b.s.acks.measuring() {
 		p.start = time.Now()
 	}
@@ -187,13 +201,22 @@ func (b *batcher) add(cmd wire.Command) *Pending {
 
 // addMany queues cmds in order, out[i] receiving cmds[i]'s proposal (see
 // Shard.ProposeAsyncMany); they fail at once if the batcher is closed.
-func (b *batcher) addMany(cmds []wire.Command, out []*Pending) {
+// quiet leaves the batcher goroutine asleep when the shard is local: the
+// caller is about to Wait, which sends them (Shard.QueueMany).
+func (b *batcher) addMany(cmds []wire.Command, out []*Pending, quiet bool) {
 	ps := make([]Pending, len(cmds))
 	measuring := b.s.acks.measuring()
+	var local *batcher
+	if b.s.local != nil {
+		local = b
+	} else {
+		quiet = false
+	}
 	var now time.Time
 	for i, cmd := range cmds {
 		p := &ps[i]
 		p.cmd = cmd
+		p.local = local
 		p.done.Add(1)
 		if _, ok := cmd.(wire.XAdd); ok && measuring {
 			if now.IsZero() {
@@ -215,7 +238,7 @@ func (b *batcher) addMany(cmds []wire.Command, out []*Pending) {
 		b.queue = append(b.queue, &ps[i])
 		out[i] = &ps[i]
 	}
-	if wasEmpty || len(b.queue) >= b.max {
+	if !quiet && (wasEmpty || len(b.queue) >= b.max) {
 		b.cond.Signal()
 	}
 	b.mu.Unlock()
@@ -255,6 +278,9 @@ func (b *batcher) takeLocked() []*Pending {
 	n := min(len(b.queue), b.max)
 	batch := make([]*Pending, n)
 	copy(batch, b.queue)
+	for _, p := range batch {
+		p.taken = true
+	}
 	rest := copy(b.queue, b.queue[n:])
 	clear(b.queue[rest:])
 	b.queue = b.queue[:rest]
@@ -301,6 +327,10 @@ func (b *batcher) send(batch []*Pending) {
 	b.lastNow = now
 	if err := b.s.writeBlocked(); err != nil {
 		b.finish(batch, nil, nil, 0, err)
+		return
+	}
+	if b.s.local != nil {
+		b.sendLocal(batch, now)
 		return
 	}
 	if b.s.clustered && b.s.raft.State() != raft.Leader {
@@ -387,6 +417,19 @@ func (b *batcher) resolve(sb *sentBatch, data []byte, sent <-chan raft.ApplyFutu
 func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, index uint64, err error) {
 	b.s.acks.done(ab, err != nil)
 	released := ab != nil && ab.early != nil && ab.early.finish()
+	b.answer(batch, out, index, err)
+	b.mu.Lock()
+	b.inflight--
+	if released {
+		b.released--
+	}
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// answer resolves a batch's writes with their outcomes and log index, or
+// all with err.
+func (b *batcher) answer(batch []*Pending, out []wire.Outcome, index uint64, err error) {
 	for i, p := range batch {
 		if err != nil {
 			p.resolve(nil, err)
@@ -399,13 +442,6 @@ func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, ind
 			}
 		}
 	}
-	b.mu.Lock()
-	b.inflight--
-	if released {
-		b.released--
-	}
-	b.cond.Broadcast()
-	b.mu.Unlock()
 }
 
 // release lets the next partial batch go once an entry's XADDs were

@@ -29,6 +29,7 @@ type leadership struct {
 	recvDone   chan struct{}
 	runDone    chan struct{}
 	running    bool // run was started
+	haltOnce   sync.Once
 	stopOnce   sync.Once
 	// reported is the last value given to OnLeader (owned by run, then by
 	// stop once run has returned).
@@ -144,10 +145,11 @@ func awaitFuture(f raft.Future, quit <-chan struct{}) (err error, stopped bool) 
 	}
 }
 
-// stop ends both goroutines (after raft has shut down) and reports a loss
-// to onLeader if a gain was the last thing reported.
-func (l *leadership) stop(onLeader func(bool)) {
-	l.stopOnce.Do(func() {
+// halt ends both goroutines and leaves ready and what was reported as
+// they are: a single node going local (goLocal) stays the leader it was
+// reported to be, while raft's shutdown notifies a loss nobody reads.
+func (l *leadership) halt() {
+	l.haltOnce.Do(func() {
 		close(l.quit)
 		<-l.recvDone
 		l.mu.Lock()
@@ -156,6 +158,14 @@ func (l *leadership) stop(onLeader func(bool)) {
 		if running {
 			<-l.runDone
 		}
+	})
+}
+
+// stop ends both goroutines (after raft has shut down) and reports a loss
+// to onLeader if a gain was the last thing reported.
+func (l *leadership) stop(onLeader func(bool)) {
+	l.stopOnce.Do(func() {
+		l.halt()
 		l.ready.Store(false)
 		if l.reported {
 			l.reported = false
@@ -169,7 +179,7 @@ func (l *leadership) stop(onLeader func(bool)) {
 // IsLeader reports whether this node leads the shard and is ready to serve:
 // it has applied everything committed before it was elected.
 func (s *Shard) IsLeader() bool {
-	return s.lead.ready.Load() && s.raft.State() == raft.Leader
+	return s.lead.ready.Load() && s.view().State() == raft.Leader
 }
 
 // LeaderUnreachable reports, on a follower of a clustered shard, that the
@@ -200,7 +210,7 @@ func (s *Shard) LeaderUnreachable() string {
 // Leader returns the shard leader's raft ID and address as this node knows
 // them ("" when unknown).
 func (s *Shard) Leader() (id, raftAddr string) {
-	addr, sid := s.raft.LeaderWithID()
+	addr, sid := s.view().LeaderWithID()
 	return string(sid), string(addr)
 }
 
@@ -297,7 +307,7 @@ func (s *Shard) Transferring() bool { return s.transferring.Load() }
 
 // Members returns the shard's latest Raft configuration, sorted by ID.
 func (s *Shard) Members() ([]Member, error) {
-	f := s.raft.GetConfiguration()
+	f := s.view().GetConfiguration()
 	if err := f.Error(); err != nil {
 		return nil, fmt.Errorf("ERR raft configuration: %v", err)
 	}
@@ -312,7 +322,7 @@ func (s *Shard) Members() ([]Member, error) {
 
 // voters counts the voting members of the latest configuration.
 func (s *Shard) voters() int {
-	f := s.raft.GetConfiguration()
+	f := s.view().GetConfiguration()
 	if f.Error() != nil {
 		return 0
 	}
@@ -348,20 +358,21 @@ type ShardInfo struct {
 
 // Info returns the shard's replication state.
 func (s *Shard) Info() ShardInfo {
-	st := s.raft.Stats()
+	v := s.view()
+	st := v.Stats()
 	num := func(k string) uint64 {
 		v, _ := strconv.ParseUint(st[k], 10, 64)
 		return v
 	}
 	id, addr := s.Leader()
 	return ShardInfo{
-		Role:              strings.ToLower(s.raft.State().String()),
+		Role:              strings.ToLower(v.State().String()),
 		Term:              num("term"),
 		LeaderID:          id,
 		LeaderAddr:        addr,
-		CommitIndex:       s.raft.CommitIndex(),
-		AppliedIndex:      max(s.raft.AppliedIndex(), s.applied.Load()),
-		LastLogIndex:      s.raft.LastIndex(),
+		CommitIndex:       v.CommitIndex(),
+		AppliedIndex:      max(v.AppliedIndex(), s.applied.Load()),
+		LastLogIndex:      v.LastIndex(),
 		LastSnapshotIndex: num("last_snapshot_index"),
 		LastSnapshotTerm:  num("last_snapshot_term"),
 		Voters:            s.voters(),

@@ -115,8 +115,8 @@ func (e *NotLeaderError) Error() string {
 
 // notLeader returns the NotLeaderError naming the leader raft knows now.
 func (s *Shard) notLeader() *NotLeaderError {
-	addr, id := s.raft.LeaderWithID()
-	if st := s.raft.State(); st == raft.Leader || st == raft.Shutdown {
+	addr, id := s.view().LeaderWithID()
+	if st := s.view().State(); st == raft.Leader || st == raft.Shutdown {
 		// Leading but not ready yet (barrier pending), or closed: no
 		// other node to send the client to.
 		addr, id = "", ""

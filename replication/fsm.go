@@ -50,7 +50,6 @@ func (f *fsm) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
 // cannot go on without diverging, so it panics naming the index (DESIGN §2;
 // Open validates the log first so that a damaged file is refused instead).
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
-	out := make([]any, len(logs))
 	entries := make([]wire.Entry, len(logs))
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
@@ -66,6 +65,17 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		entries[i] = e
 	}
+	out := f.applyEntries(logs, entries)
+	f.s.finishApplied(logs, out)
+	return out
+}
+
+// applyEntries applies decoded entries (entries[i] is logs[i]'s; ignored
+// for logs that are not commands) in order, returning one []wire.Outcome
+// per command entry: raft's FSM (ApplyBatch) and a single node's local
+// sender (sendLocal) both apply this way.
+func (f *fsm) applyEntries(logs []*raft.Log, entries []wire.Entry) []any {
+	out := make([]any, len(logs))
 	var n int64
 	aclChanged := false
 	f.s.mu.Lock()
@@ -102,7 +112,6 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	if aclChanged {
 		f.s.aclChanged()
 	}
-	f.s.finishApplied(logs, out)
 	return out
 }
 

@@ -7,12 +7,18 @@ import (
 	"streamd/replication/wire"
 )
 
-// The leader applies its XADD entries as proposed, without decoding them;
-// a replay of the same log decodes them. Both must give the same state,
-// and nothing may stay recorded once the proposals resolved.
+// The leader applies its XADD entries as proposed, without decoding them
+// (raft's write path, and always a single node's local one); a replay of
+// the same log decodes them. Both must give the same state, and nothing
+// may stay recorded once the proposals resolved.
 func TestProposedEntriesApplyAsDecoded(t *testing.T) {
+	t.Run("raft", func(t *testing.T) { testProposedApplyAsDecoded(t, hooks{raftWrites: true}) })
+	t.Run("local", func(t *testing.T) { testProposedApplyAsDecoded(t, hooks{}) })
+}
+
+func testProposedApplyAsDecoded(t *testing.T, h hooks) {
 	dir := t.TempDir()
-	s, err := Open(Options{Dir: dir})
+	s, err := open(Options{Dir: dir}, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +51,7 @@ func TestProposedEntriesApplyAsDecoded(t *testing.T) {
 	s.proposed.mu.Lock()
 	left, taken := len(s.proposed.m), s.proposed.taken
 	s.proposed.mu.Unlock()
-	if left != 0 || taken == 0 {
+	if left != 0 || (taken == 0) != (s.local != nil) {
 		t.Fatalf("%d entries still recorded, %d applied as proposed", left, taken)
 	}
 	want := snapshotBytes(t, s)

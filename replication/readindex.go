@@ -96,12 +96,12 @@ func (s *Shard) ReadIndex() (uint64, error) { return s.readIndex(false) }
 
 func (s *Shard) readIndex(apply bool) (uint64, error) {
 	if !s.IsLeader() {
-		if s.raft.State() == raft.Shutdown {
+		if s.view().State() == raft.Shutdown {
 			return 0, ErrShuttingDown
 		}
 		return 0, s.notLeader()
 	}
-	idx := s.raft.CommitIndex()
+	idx := s.view().CommitIndex()
 	if !s.clustered || s.voters() <= 1 {
 		// The only voter: nobody else can lead, and every acknowledged
 		// write is applied here before it is acknowledged.
@@ -144,7 +144,7 @@ func (s *Shard) WaitApplied(index uint64, timeout time.Duration) error {
 		case <-ch:
 		case <-tick.C:
 		case <-deadline.C:
-			if s.raft.State() == raft.Shutdown {
+			if s.view().State() == raft.Shutdown {
 				return ErrShuttingDown
 			}
 			return fmt.Errorf("TRYAGAIN this node has not applied the log up to index %d within %v", index, timeout)
@@ -164,7 +164,7 @@ func (s *Shard) appliedCovers(index uint64) bool {
 	if applied >= index {
 		return true
 	}
-	if s.raft.AppliedIndex() < index || s.logs == nil {
+	if s.view().AppliedIndex() < index || s.logs == nil {
 		return false
 	}
 	var l raft.Log

@@ -16,7 +16,7 @@ import (
 // them; the answers are those of the log (IDs in log order, each write's
 // entry index), whoever finished a batch, and nothing stays recorded.
 func TestFSMFinishesSmallBatches(t *testing.T) {
-	s, err := Open(Options{Dir: t.TempDir()})
+	s, err := open(Options{Dir: t.TempDir()}, hooks{raftWrites: true})
 	if err != nil {
 		t.Fatal(err)
 	}

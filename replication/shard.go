@@ -48,9 +48,12 @@ type Shard struct {
 	// keepLevel: never raise the engine level (hooks.keepLevel, tests).
 	keepLevel bool
 
-	opts    Options
-	clock   func() int64
-	raft    *raft.Raft
+	opts  Options
+	clock func() int64
+	raft  *raft.Raft
+	// local is a single node's log once raft has handed it over (nil in
+	// a cluster, and while a single node opens): local.go.
+	local   *localLog
 	fsm     *fsm
 	batcher *batcher
 	// store is the on-disk log, holding the directory's lock (nil in
@@ -145,6 +148,9 @@ type hooks struct {
 	// keepLevel makes the shard act as a release before engine levels:
 	// it never proposes wire.EngineLevel (see raiseLevel).
 	keepLevel bool
+	// raftWrites keeps a single node's writes going through raft (no
+	// goLocal): tests of raft's own path on one node.
+	raftWrites bool
 }
 
 // NewShard returns an in-memory shard (no data directory). It panics if
@@ -209,7 +215,7 @@ func (s *Shard) IDMPExpiring(db int, cursor uint64, count int) ([]string, uint64
 // is shut down, or this node does not lead its Raft group (a single node
 // leads from Open until Close; in a cluster, see also IsLeader).
 func (s *Shard) Ready() string {
-	switch st := s.raft.State(); st {
+	switch st := s.view().State(); st {
 	case raft.Leader:
 		return ""
 	case raft.Shutdown:
@@ -234,7 +240,9 @@ func (s *Shard) Close(save bool) error {
 				errs = append(errs, err)
 			}
 		}
-		if err := s.raft.Shutdown().Error(); err != nil {
+		if s.local != nil {
+			s.local.close() // raft was shut down at Open (goLocal)
+		} else if err := s.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, fmt.Errorf("shut raft down: %w", err))
 		}
 		if hs, ok := s.opts.Transport.(heartbeatStopper); ok {

@@ -176,6 +176,9 @@ func open(opts Options, h hooks) (_ *Shard, err error) {
 				err = fmt.Errorf("cannot write to the log, so the shard cannot start: %w", werr)
 			}
 		}
+		if err == nil && !h.raftWrites {
+			err = s.goLocal(trans, conf.TrailingLogs)
+		}
 		if err != nil {
 			s.raft.Shutdown()
 			s.lead.stop(nil)

@@ -15,7 +15,7 @@ import (
 // behind it; it returns when the snapshot is on disk. With nothing applied
 // since the last snapshot it succeeds at once.
 func (s *Shard) Save() error {
-	err := s.raft.Snapshot().Error()
+	err := s.view().Snapshot().Error()
 	switch {
 	case err == nil:
 		return nil
@@ -124,8 +124,8 @@ func (s *Shard) Stats() Stats {
 		WriteErrors:    s.stats.writeErrors.Load(),
 		Batches:        s.stats.batches.Load(),
 		Proposals:      s.stats.proposals.Load(),
-		AppliedIndex:   s.raft.AppliedIndex(),
-		LastLogIndex:   s.raft.LastIndex(),
+		AppliedIndex:   s.view().AppliedIndex(),
+		LastLogIndex:   s.view().LastIndex(),
 	}
 	if err := s.lastWriteErr(); err != nil {
 		st.LastWriteErr = err.Error()
@@ -133,7 +133,7 @@ func (s *Shard) Stats() Stats {
 		st.LastWriteErr = errors.Unwrap(err).Error()
 	}
 	var snapIdx uint64
-	fmt.Sscan(s.raft.Stats()["last_snapshot_index"], &snapIdx)
+	fmt.Sscan(s.view().Stats()["last_snapshot_index"], &snapIdx)
 	st.SnapshotIndex = snapIdx
 	s.stats.mu.Lock()
 	st.LastSaveUnix, st.LastSaveOK = s.stats.lastSaveUnix, s.stats.lastSaveOK

@@ -42,7 +42,22 @@ func (s *Shard) ProposeAsyncMany(cmds []wire.Command, out []*Pending) {
 		}
 		return
 	}
-	s.batcher.addMany(cmds, out)
+	s.batcher.addMany(cmds, out, false)
+}
+
+// QueueMany is ProposeAsyncMany for a caller that is about to Wait on the
+// writes (an event loop's turn): on a single node the first Wait sends
+// them, from the caller's goroutine, together with whatever else is
+// queued, so the batcher goroutine is not woken for them. In a cluster it
+// is ProposeAsyncMany.
+func (s *Shard) QueueMany(cmds []wire.Command, out []*Pending) {
+	if s.transferring.Load() {
+		for i := range cmds {
+			out[i] = failedPending(ErrTransferInProgress)
+		}
+		return
+	}
+	s.batcher.addMany(cmds, out, true)
 }
 
 // Query answers a read from the local state at the wall clock's time (the
@@ -56,8 +71,14 @@ func (s *Shard) Query(q wire.Query) (any, error) {
 }
 
 // writeBlocked returns the MISCONF error that refuses writes after a failed
-// everysec sync, or nil.
+// everysec sync, or on a local single node after a failed append until the
+// log takes one again (localLog.probe); nil if none.
 func (s *Shard) writeBlocked() error {
+	if s.local != nil {
+		if p := s.local.failed.Load(); p != nil {
+			return &MisconfError{Cause: *p}
+		}
+	}
 	if p := s.syncErr.Load(); p != nil {
 		return &MisconfError{Cause: *p}
 	}

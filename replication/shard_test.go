@@ -26,7 +26,19 @@ func xadd(key string, fv ...string) wire.XAdd {
 // mustOpen opens a shard and closes it (without saving) when the test ends.
 func mustOpen(t testing.TB, opts Options) *Shard {
 	t.Helper()
-	s, err := Open(opts)
+	return mustOpenHooks(t, opts, hooks{})
+}
+
+// mustOpenRaft is mustOpen of a single node whose writes keep going
+// through raft (no goLocal): tests of raft's write path, run on one node.
+func mustOpenRaft(t testing.TB, opts Options) *Shard {
+	t.Helper()
+	return mustOpenHooks(t, opts, hooks{raftWrites: true})
+}
+
+func mustOpenHooks(t testing.TB, opts Options, h hooks) *Shard {
+	t.Helper()
+	s, err := open(opts, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,7 @@ func (f *fsm) snapshotBySize(total int64) {
 		// Entries applied while a snapshot is written may reach the
 		// limit again: go on until they do not.
 		for f.logBytes.Load()-f.snapBase.Load() >= limit {
-			err := f.s.raft.Snapshot().Error()
+			err := f.s.view().Snapshot().Error()
 			if errors.Is(err, raft.ErrNothingNewToSnapshot) || errors.Is(err, raft.ErrRaftShutdown) {
 				return
 			}

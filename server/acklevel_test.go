@@ -29,8 +29,11 @@ func xinfoAckLevel(t *testing.T, c *respConn, key string) string {
 // TestXCFGSETAckLevel: ACKLEVEL's errors, alone and with the IDMP options,
 // shown by XINFO STREAM (and FULL); a stream without it shows
 // stream-default-acklevel, which CONFIG SET changes, unless that is QUORUM.
+// A one-node cluster: a single node's log write is its commit, so nothing
+// is answered early there (TestAckLevelSingleNodeAtCommit).
 func TestXCFGSETAckLevel(t *testing.T) {
-	srv, addr := startTestServer(t, nil)
+	cn := startCluster(t, 1, 1, false)[0]
+	srv, addr := cn.srv, cn.addr
 	c := dial(t, addr)
 	runSteps(t, c, []step{
 		{[]string{"XCFGSET", "s", "ACKLEVEL", "LEADER"}, "(error) ERR no such key"},
@@ -77,10 +80,12 @@ func TestXCFGSETAckLevel(t *testing.T) {
 }
 
 // TestAckLevelLeaderServer: XADDs to a LEADER stream are answered at the
-// log write (single node), in order, pipelined too; a reader blocked on
-// the stream is woken once the entry is applied, as for any XADD.
+// leader's log write (a one-node cluster), in order, pipelined too; a
+// reader blocked on the stream is woken once the entry is applied, as for
+// any XADD.
 func TestAckLevelLeaderServer(t *testing.T) {
-	s, addr := startTestServer(t, func(c *config.Config) { c.StreamDefaultAckLevel = "leader" })
+	cn := startClusterWith(t, 1, 1, false, func(_ int, c *config.Config) { c.StreamDefaultAckLevel = "leader" })[0]
+	s, addr := cn.srv, cn.addr
 	w, r := dial(t, addr), dial(t, addr)
 	sh := s.node.Shard(0)
 	// The first XADDs of a term wait for the tracker's barrier.
@@ -129,5 +134,35 @@ func TestAckLevelLeaderServer(t *testing.T) {
 	checkHistogram(t, "quorum acks", quorum)
 	if n, _, _ := sh.AckStats(); leader.GetSampleCount() != uint64(n) || quorum.GetSampleCount() < 1 {
 		t.Fatalf("leader acks %d (shard: %d), quorum acks %d", leader.GetSampleCount(), n, quorum.GetSampleCount())
+	}
+}
+
+// TestAckLevelSingleNodeAtCommit: on a single node the log write is the
+// commit (it writes its log itself, replication/local.go): LEADER XADDs are
+// answered when applied, in order, and counted as quorum answers.
+func TestAckLevelSingleNodeAtCommit(t *testing.T) {
+	s, addr := startTestServer(t, func(c *config.Config) { c.StreamDefaultAckLevel = "leader" })
+	w := dial(t, addr)
+	for i := range 20 {
+		if err := w.Send("XADD", "s", "*", "i", fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last streams.ID
+	for i := range 20 {
+		got := receive(t, w)
+		id, err := streams.ParseID([]byte(strings.Trim(got, `"`)), 0)
+		if err != nil || !last.Less(id) {
+			t.Fatalf("reply %d: %s after %s (%v)", i, got, last, err)
+		}
+		last = id
+	}
+	runSteps(t, w, []step{{[]string{"XLEN", "s"}, "(integer) 20"}})
+	if n, _, bad := s.node.Shard(0).AckStats(); n != 0 || bad != 0 {
+		t.Fatalf("%d early answers, %d mismatches on a single node", n, bad)
+	}
+	fams := metricstest.Scrape(t, s.MetricsHandler())
+	if quorum := histogram(t, fams, "streamd_xadd_ack_duration_seconds", "shard", "0", "acklevel", "quorum"); quorum.GetSampleCount() < 20 {
+		t.Fatalf("quorum acks %d, want the 20 XADDs", quorum.GetSampleCount())
 	}
 }

@@ -163,7 +163,7 @@ func (pl *pipeline) propose() {
 			ops = append(ops, calls[k].op)
 			pends = append(pends, nil)
 		}
-		pl.s.proposeMany(calls[i].shard, ops, pends)
+		pl.s.proposeMany(calls[i].shard, ops, pends, pl.turn != nil)
 		for k := i; k < j; k++ {
 			calls[k].pend = pends[k-i]
 		}

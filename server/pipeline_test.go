@@ -150,8 +150,8 @@ func TestPipelineProposesBeforeWaiting(t *testing.T) {
 	}
 	d := serveShard(t, dir, sh, func(s *Server) {
 		orig := s.proposeMany
-		s.proposeMany = func(i int, ops []wire.Command, out []pendingWrite) {
-			orig(i, ops, out)
+		s.proposeMany = func(i int, ops []wire.Command, out []pendingWrite, waiting bool) {
+			orig(i, ops, out, waiting)
 			for k, op := range ops {
 				if add, ok := op.(wire.XAdd); ok && add.Key == "p" {
 					e := pipelineEvent{n: string(add.Fields[1])}

@@ -65,7 +65,9 @@ type Server struct {
 	// proposeMany hands writes to shard i without waiting, in order,
 	// out[k] receiving ops[k]'s pending write (the pipeline's group
 	// commit); tests wrap it to observe the order of proposals and waits.
-	proposeMany func(i int, ops []wire.Command, out []pendingWrite)
+	// waiting says the caller waits on them next (an event loop's turn:
+	// replication.Shard.QueueMany).
+	proposeMany func(i int, ops []wire.Command, out []pendingWrite, waiting bool)
 
 	// keyspace holds what writes touch beyond the shard: blocked readers,
 	// WATCHers and tracking (plan.go).
@@ -163,12 +165,16 @@ func NewNode(cfg config.Config, node *replication.Node, log *slog.Logger) *Serve
 		shutdownReq: make(chan struct{}),
 	}
 	s.stats.LatencyTracking.Store(cfg.LatencyTracking)
-	s.proposeMany = func(i int, ops []wire.Command, out []pendingWrite) {
+	s.proposeMany = func(i int, ops []wire.Command, out []pendingWrite, waiting bool) {
 		sh := node.Shard(i)
 		var buf [32]*replication.Pending
 		for len(ops) > 0 {
 			n := min(len(ops), len(buf))
-			sh.ProposeAsyncMany(ops[:n], buf[:n])
+			if waiting {
+				sh.QueueMany(ops[:n], buf[:n])
+			} else {
+				sh.ProposeAsyncMany(ops[:n], buf[:n])
+			}
 			for k, p := range buf[:n] {
 				out[k] = p
 			}
