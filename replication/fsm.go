@@ -15,9 +15,11 @@ import (
 
 // fsm adapts the Shard's keyspace to raft's (batching) FSM contract.
 // ApplyBatch, Apply, Snapshot and Restore run on raft's FSM goroutine, one
-// at a time; they take the shard's write lock only to change the keyspace
-// (Apply, Restore), and its read lock to capture it (Snapshot), so Queries
-// run concurrently with everything but the apply itself.
+// at a time (on a single node, once raft has handed the log over, the
+// local sender applies instead, one batch at a time: local.go); they take
+// the shard's write lock only to change the keyspace (Apply, Restore), and
+// its read lock to capture it (Snapshot), so Queries run concurrently with
+// everything but the apply itself.
 type fsm struct {
 	s *Shard
 	// changes counts commands applied (EXEC counts its operations): the
