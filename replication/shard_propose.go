@@ -36,13 +36,7 @@ func (s *Shard) ProposeAsync(cmd wire.Command) *Pending {
 // queued together, under one hold of the batcher's lock and in one
 // allocation.
 func (s *Shard) ProposeAsyncMany(cmds []wire.Command, out []*Pending) {
-	if s.transferring.Load() {
-		for i := range cmds {
-			out[i] = failedPending(ErrTransferInProgress)
-		}
-		return
-	}
-	s.batcher.addMany(cmds, out, false)
+	s.proposeMany(cmds, out, false)
 }
 
 // QueueMany is ProposeAsyncMany for a caller that is about to Wait on the
@@ -51,13 +45,19 @@ func (s *Shard) ProposeAsyncMany(cmds []wire.Command, out []*Pending) {
 // queued, so the batcher goroutine is not woken for them. In a cluster it
 // is ProposeAsyncMany.
 func (s *Shard) QueueMany(cmds []wire.Command, out []*Pending) {
+	s.proposeMany(cmds, out, true)
+}
+
+// proposeMany queues cmds (see addMany for quiet), or fails them at once
+// while a leadership transfer runs.
+func (s *Shard) proposeMany(cmds []wire.Command, out []*Pending, quiet bool) {
 	if s.transferring.Load() {
 		for i := range cmds {
 			out[i] = failedPending(ErrTransferInProgress)
 		}
 		return
 	}
-	s.batcher.addMany(cmds, out, true)
+	s.batcher.addMany(cmds, out, quiet)
 }
 
 // Query answers a read from the local state at the wall clock's time (the

@@ -105,20 +105,7 @@ func TestAckLevelLeaderServer(t *testing.T) {
 	if got := receive(t, r); got != `[["s", [["5-1", ["f", "v"]]]]]` {
 		t.Fatalf("blocked reader got %s", got)
 	}
-	for i := range 20 {
-		if err := w.Send("XADD", "s", "*", "i", fmt.Sprint(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	last := streams.ID{Ms: 5, Seq: 1}
-	for i := range 20 {
-		got := receive(t, w)
-		id, err := streams.ParseID([]byte(strings.Trim(got, `"`)), 0)
-		if err != nil || !last.Less(id) {
-			t.Fatalf("reply %d: %s after %s (%v)", i, got, last, err)
-		}
-		last = id
-	}
+	pipelineOrderedXAdds(t, w, 20, streams.ID{Ms: 5, Seq: 1})
 	if n, _, bad := sh.AckStats(); n <= before || bad != 0 {
 		t.Fatalf("%d early answers (%d before), %d mismatches", n, before, bad)
 	}
@@ -143,20 +130,7 @@ func TestAckLevelLeaderServer(t *testing.T) {
 func TestAckLevelSingleNodeAtCommit(t *testing.T) {
 	s, addr := startTestServer(t, func(c *config.Config) { c.StreamDefaultAckLevel = "leader" })
 	w := dial(t, addr)
-	for i := range 20 {
-		if err := w.Send("XADD", "s", "*", "i", fmt.Sprint(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var last streams.ID
-	for i := range 20 {
-		got := receive(t, w)
-		id, err := streams.ParseID([]byte(strings.Trim(got, `"`)), 0)
-		if err != nil || !last.Less(id) {
-			t.Fatalf("reply %d: %s after %s (%v)", i, got, last, err)
-		}
-		last = id
-	}
+	pipelineOrderedXAdds(t, w, 20, streams.ID{})
 	runSteps(t, w, []step{{[]string{"XLEN", "s"}, "(integer) 20"}})
 	if n, _, bad := s.node.Shard(0).AckStats(); n != 0 || bad != 0 {
 		t.Fatalf("%d early answers, %d mismatches on a single node", n, bad)
@@ -164,5 +138,25 @@ func TestAckLevelSingleNodeAtCommit(t *testing.T) {
 	fams := metricstest.Scrape(t, s.MetricsHandler())
 	if quorum := histogram(t, fams, "streamd_xadd_ack_duration_seconds", "shard", "0", "acklevel", "quorum"); quorum.GetSampleCount() < 20 {
 		t.Fatalf("quorum acks %d, want the 20 XADDs", quorum.GetSampleCount())
+	}
+}
+
+// pipelineOrderedXAdds sends n XADD s * … on w before reading any reply, then
+// checks that the replies are IDs, each above the last (after: above it).
+func pipelineOrderedXAdds(t *testing.T, w *respConn, n int, after streams.ID) {
+	t.Helper()
+	for i := range n {
+		if err := w.Send("XADD", "s", "*", "i", fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := after
+	for i := range n {
+		got := receive(t, w)
+		id, err := streams.ParseID([]byte(strings.Trim(got, `"`)), 0)
+		if err != nil || !last.Less(id) {
+			t.Fatalf("reply %d: %s after %s (%v)", i, got, last, err)
+		}
+		last = id
 	}
 }
