@@ -293,12 +293,12 @@ func (l *localLog) fail(err error) {
 // are accepted again) or the shard closes.
 func (l *localLog) probe() {
 	defer l.bg.Done()
-	defer l.probing.Store(false)
 	t := time.NewTicker(probeEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-l.stop:
+			l.probing.Store(false)
 			return
 		case <-t.C:
 		}
@@ -306,6 +306,9 @@ func (l *localLog) probe() {
 			l.failed.Store(&err)
 			continue
 		}
+		// Done probing before writes are let through: a write that
+		// fails next starts a probe of its own.
+		l.probing.Store(false)
 		l.failed.Store(nil)
 		l.s.noteWriteOK()
 		return
