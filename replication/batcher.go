@@ -278,8 +278,10 @@ func (b *batcher) takeLocked() []*Pending {
 	n := min(len(b.queue), b.max)
 	batch := make([]*Pending, n)
 	copy(batch, b.queue)
-	for _, p := range batch {
-		p.taken = true
+	if b.s.local != nil { // only a local node's Wait looks (flush)
+		for _, p := range batch {
+			p.taken = true
+		}
 	}
 	rest := copy(b.queue, b.queue[n:])
 	clear(b.queue[rest:])
