@@ -77,9 +77,10 @@ type Config struct {
 	// Timeout is "timeout": close a client idle this many seconds (0 = never;
 	// blocked clients are exempt, as in Redis).
 	Timeout int
-	// EventLoop is "event-loop": serve plain TCP clients of a single node
-	// from one epoll event loop while they send commands it runs without
-	// blocking (server/loop_linux.go; Linux only).
+	// EventLoop is "event-loop": serve plain TCP clients from one epoll
+	// event loop while they send commands it runs without blocking (a
+	// single node's writes, a cluster node's forwarded writes;
+	// server/loop_linux.go; Linux only).
 	EventLoop bool
 	// TCPKeepAlive is "tcp-keepalive": the TCP keepalive period in seconds (0 = off).
 	TCPKeepAlive int

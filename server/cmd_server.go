@@ -104,6 +104,27 @@ func (s *Server) cmdWAIT(c *Client, args [][]byte) Reply {
 	return Int(count())
 }
 
+// waitLastCommand is WAIT as a forwarding node sends it for a client whose
+// last write went on a trunk (router/trunk.go), shared with other clients:
+// STREAMD.WAITLAST <shard> <numreplicas> <timeout> waits for the replicas
+// holding what this node had applied of the shard when it came, which
+// includes that write (its reply was read before). Only connections from
+// other nodes may send it.
+const waitLastCommand = "STREAMD.WAITLAST"
+
+// runWaitLast runs STREAMD.WAITLAST on an internal connection.
+func (s *Server) runWaitLast(c *Client, args [][]byte) Reply {
+	if len(args) != 4 {
+		return ErrorReply("ERR wrong number of arguments for '" + waitLastCommand + "' command")
+	}
+	shard, err := strconv.Atoi(string(args[1]))
+	if err != nil || shard < 0 || shard >= s.node.NumShards() {
+		return ErrorReply("ERR no such shard")
+	}
+	c.lastWr = lastWrite{shard: shard, index: s.node.Shard(shard).Info().AppliedIndex, ok: true}
+	return s.cmdWAIT(c, [][]byte{[]byte("WAIT"), args[2], args[3]})
+}
+
 // waitPollInterval is how often WAIT asks the replicas for their applied
 // index.
 const waitPollInterval = 20 * time.Millisecond

@@ -104,6 +104,9 @@ type Client struct {
 	ups router.Upstreams
 	// lastWr is the client's last write, for WAIT.
 	lastWr lastWrite
+	// heldFwds are forwarded requests the event loop left for the
+	// client's goroutine to route again and answer (answerForwards).
+	heldFwds []fwdCall
 	// lateApplied, when not nil, is closed once the client's last write
 	// answered at ACKLEVEL LEADER is applied (awaitOwnWrites).
 	lateApplied <-chan struct{}
@@ -125,11 +128,13 @@ type Client struct {
 
 // lastWrite is where a client's last write went: the shard and the log
 // index of the entry holding it (0 when unknown), or the upstream it was
-// forwarded to (up, its raft address).
+// forwarded to (up, its raft address; trunk when it went on a trunk
+// rather than the client's own upstream).
 type lastWrite struct {
 	shard int
 	index uint64
 	up    string
+	trunk bool
 	ok    bool
 }
 
@@ -311,6 +316,10 @@ func (s *Server) serveClient(c *Client) {
 	reqs := c.reqs
 	go c.readLoop(reqs)
 	pl := newPipeline(s, c)
+	if c.heldFwds != nil {
+		s.answerHeld(c)
+		c.flush()
+	}
 	defer func() {
 		pl.drain()
 		close(c.stop)
@@ -432,7 +441,7 @@ func (c *Client) readLoop(reqs chan<- []request) {
 		batch := c.newBatch()
 		batch = append(batch, request{args: args})
 		collecting = true
-		for len(batch) < maxPipeline && rr.Buffered() > 0 {
+		for len(batch) < c.maxInFlight() && rr.Buffered() > 0 {
 			more, ok := rr.ReadBuffered()
 			if !ok {
 				break

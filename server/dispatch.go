@@ -30,6 +30,11 @@ func (s *Server) dispatchIn(c *Client, args [][]byte, pl *pipeline, batchStart t
 		c.reply(s.runAuthAs(c, args))
 		return
 	}
+	if c.internal && isOpt(args[0], waitLastCommand) {
+		pl.drain()
+		c.reply(s.runWaitLast(c, args))
+		return
+	}
 	if c.internal && isOpt(args[0], aclLoadCommand) {
 		pl.drain()
 		c.reply(s.runACLLoad(c, args))

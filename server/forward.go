@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -134,7 +135,7 @@ const blockFailover BlockResult = 100
 // blockingShard is the shard a forwarded blocking request waits on: WAIT's
 // last write's, or XREAD/XREADGROUP's keys' (-1 if unknown).
 func (s *Server) blockingShard(c *Client, args [][]byte) int {
-	if isOpt(args[0], "WAIT") {
+	if isOpt(args[0], "WAIT") || isOpt(args[0], waitLastCommand) {
 		if c.lastWr.ok {
 			return c.lastWr.shard
 		}
@@ -246,8 +247,17 @@ func forwardKind(cmd *Command, args [][]byte) router.FwdKind {
 // forwardWAIT sends WAIT to the upstream that took the client's last
 // write, when that write was forwarded, and relays its answer; ok is false
 // when the last write was not forwarded (WAIT is answered here).
+//
+// A write that went on a trunk (a pipelined one) is not the last write of
+// the client's own upstream there: WAIT goes as STREAMD.WAITLAST, which
+// waits for what the leader had applied when it came, the write included.
 func (s *Server) forwardWAIT(c *Client, args [][]byte) (Reply, bool) {
-	if !c.lastWr.ok || c.lastWr.up == "" || !c.ups.Has(c.lastWr.up) {
+	if !c.lastWr.ok || c.lastWr.up == "" {
+		return nil, false
+	}
+	if c.lastWr.trunk {
+		args = [][]byte{[]byte(waitLastCommand), []byte(strconv.Itoa(c.lastWr.shard)), args[1], args[2]}
+	} else if !c.ups.Has(c.lastWr.up) {
 		return nil, false
 	}
 	r, _ := s.forward(c, c.lastWr.up, args, router.FwdBlocking)

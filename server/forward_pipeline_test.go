@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"streamd/config"
 	"streamd/internal/testutil"
 	"streamd/server/resp"
 )
@@ -81,6 +82,22 @@ func mixedPipeline(k string) [][]string {
 	return append(cmds, []string{"XLEN", k}, []string{"XRANGE", k, "-", "+", "COUNT", "3"})
 }
 
+// forwardPaths runs f on a 3-node cluster of shards whose clients the event
+// loop serves (the default: a turn's forwarded requests go together on a
+// trunk) and on one where each client has a goroutine (event-loop no: each
+// client's pipeline goes as its own batch).
+func forwardPaths(t *testing.T, shards int, f func(t *testing.T, nodes []*cnode)) {
+	for _, loop := range []bool{true, false} {
+		name := "loop"
+		if !loop {
+			name = "goroutines"
+		}
+		t.Run(name, func(t *testing.T) {
+			f(t, startClusterWith(t, 3, shards, false, func(_ int, cfg *config.Config) { cfg.EventLoop = loop }))
+		})
+	}
+}
+
 // runPipeline sends cmds to addr in one write and reads every reply.
 func runPipeline(t *testing.T, addr string, cmds [][]string) []Value {
 	t.Helper()
@@ -105,7 +122,10 @@ func runPipeline(t *testing.T, addr string, cmds [][]string) []Value {
 // errors sent to a follower gets the replies the leader gives the same
 // pipeline, in request order.
 func TestClusterForwardPipelineOrder(t *testing.T) {
-	nodes := startCluster(t, 3, 1, false)
+	forwardPaths(t, 1, testForwardPipelineOrder)
+}
+
+func testForwardPipelineOrder(t *testing.T, nodes []*cnode) {
 	f := followersOf(nodes, 0)[0]
 	lead := leaderOf(nodes, 0)
 	cmds := mixedPipeline("k")
@@ -155,7 +175,10 @@ func TestClusterForwardPipelineOrder(t *testing.T) {
 // a follower and closes before the replies leaves no connection behind,
 // and what it sent is applied or not, as for any client gone mid-way.
 func TestClusterForwardPipelineClientGone(t *testing.T) {
-	nodes := startCluster(t, 3, 1, false)
+	forwardPaths(t, 1, testForwardPipelineClientGone)
+}
+
+func testForwardPipelineClientGone(t *testing.T, nodes []*cnode) {
 	f := followersOf(nodes, 0)[0]
 	lead := leaderOf(nodes, 0)
 	for round := range 5 {
@@ -207,15 +230,16 @@ func TestClusterForwardPipelineClientGone(t *testing.T) {
 // XADDs while the shard's leadership moves twice (to the other follower,
 // then to the client's node); see checkPipelinedXADDs.
 func TestClusterForwardPipelineLeaderChange(t *testing.T) {
-	nodes := startCluster(t, 3, 1, false)
-	fs := followersOf(nodes, 0)
-	f, other := fs[0], fs[1]
-	checkPipelinedXADDs(t, nodes, f.addr, func(waitMore func(int)) {
-		waitMore(500)
-		moveLeader(t, nodes, 0, other)
-		waitMore(500)
-		moveLeader(t, nodes, 0, f)
-		waitMore(500)
+	forwardPaths(t, 1, func(t *testing.T, nodes []*cnode) {
+		fs := followersOf(nodes, 0)
+		f, other := fs[0], fs[1]
+		checkPipelinedXADDs(t, nodes, f.addr, func(waitMore func(int)) {
+			waitMore(500)
+			moveLeader(t, nodes, 0, other)
+			waitMore(500)
+			moveLeader(t, nodes, 0, f)
+			waitMore(500)
+		})
 	})
 }
 
@@ -251,14 +275,15 @@ func moveLeader(t *testing.T, nodes []*cnode, shard int, to *cnode) {
 // with requests in flight, then it cannot be dialled until a new leader is
 // elected); see checkPipelinedXADDs.
 func TestClusterForwardPipelineLeaderStops(t *testing.T) {
-	nodes := startCluster(t, 3, 1, false)
-	f := followersOf(nodes, 0)[0]
-	lead := leaderOf(nodes, 0)
-	checkPipelinedXADDs(t, nodes, f.addr, func(waitMore func(int)) {
-		waitMore(500)
-		lead.srv.Close()
-		lead.node.Close(false)
-		waitMore(500)
+	forwardPaths(t, 1, func(t *testing.T, nodes []*cnode) {
+		f := followersOf(nodes, 0)[0]
+		lead := leaderOf(nodes, 0)
+		checkPipelinedXADDs(t, nodes, f.addr, func(waitMore func(int)) {
+			waitMore(500)
+			lead.srv.Close()
+			lead.node.Close(false)
+			waitMore(500)
+		})
 	})
 }
 
@@ -354,6 +379,9 @@ func checkPipelinedXADDs(t *testing.T, nodes []*cnode, addr string, during func(
 			strings.HasPrefix(v.Str, "ERR outcome unknown: ")):
 			errs[v.Str]++
 		default:
+			for j := max(0, i-5); j < min(len(replies), i+12); j++ {
+				t.Logf("DEBUG %d: %v", j, replies[j])
+			}
 			t.Fatalf("reply %d to XADD s %s: %v", i, want, v)
 		}
 	}
@@ -402,7 +430,10 @@ func checkPipelinedXADDs(t *testing.T, nodes []*cnode, addr string, during func(
 // order, both on a node that leads neither (two upstreams in flight) and
 // on a node that leads one (local writes and forwarded ones alternating).
 func TestClusterForwardPipelineTwoShards(t *testing.T) {
-	nodes := startCluster(t, 3, 2, false)
+	forwardPaths(t, 2, testForwardPipelineTwoShards)
+}
+
+func testForwardPipelineTwoShards(t *testing.T, nodes []*cnode) {
 	moveLeader(t, nodes, 0, nodes[0])
 	moveLeader(t, nodes, 1, nodes[1])
 	keys := keysOfShards(2)

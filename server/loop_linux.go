@@ -13,6 +13,7 @@ import (
 
 	"streamd/config"
 	"streamd/server/resp"
+	"streamd/server/router"
 )
 
 // The event loop (issue #16). A goroutine per connection pays, per request,
@@ -33,8 +34,10 @@ import (
 // setting would have to watch, is handed to the goroutine path for good
 // (serveClient), with its unread bytes, the requests it sent from that one
 // on and its pending output; nothing about the client changes for it. The loop
-// serves plain TCP clients of a single node (no forwarding, no TLS), AUTH
-// included; the rest get goroutines from the start. A request that
+// serves plain TCP clients (no TLS, not in cluster mode, where clients are
+// sent MOVED), AUTH included; the rest get goroutines from the start. On a
+// node of a cluster its writes are those it forwards (runs): a turn's go
+// to their leaders together, on trunks (loopTurn.sendForwards). A request that
 // Redis's limits for clients not yet authenticated may refuse is left to
 // the goroutine path (ReadBuffered and Partial consult authed).
 //
@@ -97,6 +100,9 @@ type loopClient struct {
 	handoff bool
 	next    [][][]byte
 	closing bool
+	// held: forwarded requests of the client wait for its goroutine
+	// (Client.heldFwds); it runs nothing more in the loop.
+	held bool
 	// parsed holds the requests read this turn, not yet run; flushed says
 	// whether the turn's replies went out whole.
 	parsed  [][][]byte
@@ -109,7 +115,7 @@ type loopClient struct {
 // has its own descriptor); loopStart hands the client to the loop.
 func (s *Server) loopAccept(nc net.Conn, cfg *config.Config) *Client {
 	tc, ok := nc.(*net.TCPConn)
-	if !ok || !cfg.EventLoop || s.loopBroken || cfg.Timeout > 0 || s.cluster != nil {
+	if !ok || !cfg.EventLoop || s.loopBroken || cfg.Timeout > 0 || (s.cluster != nil && s.cluster.ClusterMode()) {
 		return nil
 	}
 	// The loop's own descriptor for the socket; closing Go's takes the
@@ -353,7 +359,13 @@ func (l *eventLoop) runParsed(c *Client, now time.Time) {
 	s, lc := l.s, c.lp
 	for i, args := range lc.parsed {
 		cmd, rej := s.lookup(args)
-		if !l.runs(c, cmd, rej) {
+		if l.turn.forwarded > 0 && (rej != "" || !pipelinable(c, cmd)) {
+			// It drains the turn's forwarded requests first: do it
+			// now, in case that leaves some of this client's for its
+			// goroutine (answerForwards), which then runs this one.
+			lc.pl.drain()
+		}
+		if lc.held || !l.runs(c, cmd, rej, args) {
 			lc.handoff, lc.next = true, slices.Clone(lc.parsed[i:])
 			break
 		}
@@ -371,15 +383,23 @@ func (l *eventLoop) runParsed(c *Client, now time.Time) {
 }
 
 // runs reports whether the loop runs a request itself, given what lookup
-// found for it.
-func (l *eventLoop) runs(c *Client, cmd *Command, rej ErrorReply) bool {
+// found for it. On a node of a cluster the loop's writes are those it
+// forwards: a write this node leads goes to the goroutine path, where its
+// wait for a quorum holds up no other client.
+func (l *eventLoop) runs(c *Client, cmd *Command, rej ErrorReply, args [][]byte) bool {
 	if c.tx != nil || c.track != nil {
 		return false
 	}
 	if rej != "" {
 		return true // refused before it runs
 	}
-	return l.safe[cmd] || pipelinable(c, cmd)
+	if l.safe[cmd] {
+		return true
+	}
+	if !pipelinable(c, cmd) {
+		return false
+	}
+	return l.s.cluster == nil || l.s.router.Route(commandKeys(cmd, args), false).Kind == router.Forward
 }
 
 // flush writes the client's queued output with one non-blocking write; false

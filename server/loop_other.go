@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"streamd/config"
+	"streamd/server/router"
 )
 
 // The event loop is Linux only (loop_linux.go): elsewhere every client gets
@@ -13,9 +14,18 @@ import (
 
 type eventLoop struct{}
 
-type loopClient struct{ pl *pipeline }
+type loopClient struct {
+	pl            *pipeline
+	handoff, held bool
+}
 
-type loopTurn struct{}
+type loopTurn struct{ forwarded int }
+
+func (t *loopTurn) trunkFor(*Server, *Client, string) (*router.TrunkBatch, error) {
+	panic("no event loop")
+}
+
+func (t *loopTurn) sendForwards() {}
 
 func (t *loopTurn) holdHub(s *Server) *keyspaceHub { panic("no event loop") }
 

@@ -2,7 +2,11 @@
 
 package server
 
-import "time"
+import (
+	"time"
+
+	"streamd/server/router"
+)
 
 // splitRequests is how many requests make a turn heavy: its reading and
 // its replies are then shared with the helper goroutine (a -P 16 load of
@@ -17,6 +21,73 @@ type loopTurn struct {
 	active []*Client
 	hub    *keyspaceHub
 	times  []time.Time // drain's, reused
+	// trunks are the turn's batches of forwarded requests not sent yet,
+	// spare the batches to reuse.
+	trunks []turnTrunk
+	spare  []*router.TrunkBatch
+	// forwarded counts the requests forwarded since the last
+	// sendForwards (some may have no trunk: not sent).
+	forwarded int
+}
+
+// turnTrunk is a turn's batch for one trunk: the forwarded requests of
+// every client of the turn with the same leader, user, protocol and
+// database.
+type turnTrunk struct {
+	addr, user string
+	proto, db  int
+	t          *router.Trunk
+	b          *router.TrunkBatch
+}
+
+// trunkFor is the turn's batch for c's requests to the leader at addr,
+// dialling its trunk if needed.
+func (t *loopTurn) trunkFor(s *Server, c *Client, addr string) (*router.TrunkBatch, error) {
+	user, proto, db := c.userName(), c.Proto(), c.DB()
+	for i := range t.trunks {
+		tt := &t.trunks[i]
+		if tt.addr == addr && tt.user == user && tt.proto == proto && tt.db == db {
+			return tt.b, nil
+		}
+	}
+	tr, err := s.cluster.Trunk(c.fwd(), addr, 0)
+	if err != nil {
+		return nil, err
+	}
+	var b *router.TrunkBatch
+	if n := len(t.spare); n > 0 {
+		b, t.spare = t.spare[n-1], t.spare[:n-1]
+	} else {
+		b = new(router.TrunkBatch)
+	}
+	t.trunks = append(t.trunks, turnTrunk{addr: addr, user: user, proto: proto, db: db, t: tr, b: b})
+	return b, nil
+}
+
+// sendForwards sends the turn's forwarded requests, one batch per trunk,
+// waits for all their replies, and answers each client's (drainForwards).
+func (t *loopTurn) sendForwards() {
+	if t.forwarded == 0 {
+		return
+	}
+	t.forwarded = 0
+	for i := range t.trunks {
+		t.trunks[i].t.Submit(t.trunks[i].b)
+	}
+	for i := range t.trunks {
+		t.trunks[i].b.Wait()
+	}
+	// The answers run nothing that forwards (a request to be routed
+	// again is held for the client's goroutine).
+	for _, c := range t.active {
+		c.lp.pl.drainForwards()
+	}
+	for i := range t.trunks {
+		t.trunks[i].b.Reset()
+		t.spare = append(t.spare, t.trunks[i].b)
+	}
+	clear(t.trunks)
+	t.trunks = t.trunks[:0]
 }
 
 // holdHub takes writeMu shared for the turn, once.
@@ -37,6 +108,7 @@ func (t *loopTurn) drain() {
 	if t.settle() {
 		t.finish(0, len(t.active))
 	}
+	t.sendForwards()
 }
 
 // settle proposes and settles the turn's writes and releases its hold;
@@ -79,6 +151,7 @@ func (t *loopTurn) finish(lo, hi int) {
 // the helper's goroutine when split is set.
 func (t *loopTurn) drainSplit(l *eventLoop, split bool) {
 	settled := t.settle()
+	t.sendForwards()
 	n, half := len(t.active), len(t.active)
 	if split && n >= 2 {
 		half = n / 2

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"streamd/replication/wire"
-	"streamd/server/router"
 )
 
 // Group commit for pipelines (issue #3). A client that sends several
@@ -41,13 +40,11 @@ type pipeline struct {
 	// outs is reused between drains.
 	outs []pipelineOut
 	// fwds are the requests forwarded to other nodes' leaders whose
-	// replies are not read yet, and ups the upstreams they went on
+	// replies are not read yet, and trunks their batches, one per leader
 	// (forward_pipeline.go). A pipeline holds local writes or forwarded
 	// requests, never both: adding one kind drains the other first.
-	fwds []fwdCall
-	ups  []*router.Upstream
-	// repBuf holds the forwarded replies read by a drain, reused.
-	repBuf []byte
+	fwds   []fwdCall
+	trunks []pipeTrunk
 	// touch holds the XADDs whose key accesses a drain records together.
 	touch []wire.Command
 	// keys holds a drain's XADD keys, one per call (see xaddKey).
@@ -134,7 +131,11 @@ func pipelinable(c *Client, cmd *Command) bool {
 // add keeps op pending until drain, which proposes it first (with the
 // writes queued after it: one hold of the shard's batcher for the run).
 func (pl *pipeline) add(cmd *Command, args [][]byte, start time.Time, p Plan, op wire.Command) {
-	pl.drainForwards()
+	if pl.turn != nil && len(pl.fwds) > 0 {
+		pl.turn.sendForwards()
+	} else {
+		pl.drainForwards()
+	}
 	if pl.hub == nil {
 		if pl.turn != nil {
 			pl.hub = pl.turn.holdHub(pl.s)
@@ -175,8 +176,24 @@ func (pl *pipeline) propose() {
 	pl.proposed = len(calls)
 }
 
-// full reports whether the batch reached maxPipeline and must drain.
-func (pl *pipeline) full() bool { return len(pl.calls)+len(pl.fwds) >= maxPipeline }
+// full reports whether the batch reached the client's limit (maxInFlight)
+// and must drain.
+func (pl *pipeline) full() bool { return len(pl.calls)+len(pl.fwds) >= pl.c.maxInFlight() }
+
+// maxTrunkPipeline bounds the writes in flight on another node's
+// connection: a trunk (router/trunk.go) carries the pipelines of many
+// clients, and draining it every maxPipeline requests would cut a
+// follower's turn into small log entries.
+const maxTrunkPipeline = 1024
+
+// maxInFlight is how many requests c may have in flight: maxPipeline, or
+// maxTrunkPipeline for another node's connection.
+func (c *Client) maxInFlight() int {
+	if c.internal {
+		return maxTrunkPipeline
+	}
+	return maxPipeline
+}
 
 // drain answers every pending request in order: the local writes
 // (drainLocal) or the forwarded requests (drainForwards). It is a no-op on

@@ -27,13 +27,23 @@ type Cluster struct {
 	clusterMode bool
 	timings     func() Timings
 	done        <-chan struct{}
+	// trunks are the shared connections to other nodes' servers
+	// (trunk.go), broken when done closes.
+	trunks trunks
 }
 
 // NewCluster returns the router of node. clusterMode is cluster-enabled at
 // start; timings gives the current Raft timings; done ends every wait
 // (the server's shutdown).
 func NewCluster(node *replication.Node, clusterMode bool, timings func() Timings, done <-chan struct{}) *Cluster {
-	return &Cluster{node: node, clusterMode: clusterMode, timings: timings, done: done}
+	r := &Cluster{node: node, clusterMode: clusterMode, timings: timings, done: done}
+	if done != nil {
+		go func() {
+			<-done
+			r.closeTrunks()
+		}()
+	}
+	return r
 }
 
 // Route refuses keys in several shards (cluster mode: slots) with

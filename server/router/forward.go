@@ -77,8 +77,6 @@ type Upstream struct {
 	db    int
 	// user is the ACL user named on the connection ("" before the first).
 	user string
-	// scratch is Queue's encoding buffer, reused.
-	scratch []byte
 }
 
 // Addr is the raft address of the node the upstream goes to.
@@ -86,9 +84,6 @@ func (up *Upstream) Addr() string { return up.addr }
 
 // Close closes the upstream's connection (a blocked read on it ends).
 func (up *Upstream) Close() error { return up.conn.Close() }
-
-// SetDeadline bounds the upstream's reads and writes (zero: none).
-func (up *Upstream) SetDeadline(t time.Time) error { return up.conn.SetDeadline(t) }
 
 // Drop closes and forgets cl's upstream up, and tells cl.
 func Drop(cl Client, up *Upstream) {
@@ -189,54 +184,14 @@ func (up *Upstream) Send(cl Client, reqs ...[][]byte) error {
 	return nil
 }
 
-// NeedsSetup reports whether a Send for cl would first name the client's
-// user or mirror its protocol or database (and read those replies): a
-// request pipelined behind replies not read yet (Queue) must not need it.
-func (up *Upstream) NeedsSetup(cl Client) bool {
-	return cl.User() != up.user || cl.Proto() != up.proto || cl.DB() != up.db
-}
-
-// Queue buffers one more request on up without flushing and without any
-// set-up (pipelined forwarding: the caller sent the pipeline's first
-// request with Send and checked NeedsSetup since). The caller then Flushes
-// and reads one reply per request, in order.
-func (up *Upstream) Queue(args [][]byte) error {
-	up.scratch = resp.AppendCommand(up.scratch[:0], args...)
-	_, err := up.w.Write(up.scratch)
-	if cap(up.scratch) > 64<<10 {
-		up.scratch = nil // a big request's buffer is not kept
-	}
-	return err
-}
-
-// Flush sends what Queue buffered.
-func (up *Upstream) Flush() error { return up.w.Flush() }
-
 // ReadResult reads one reply, skipping RESP3 pushes (an upstream never
 // enables tracking, but a push is never a command's reply).
 func (up *Upstream) ReadResult(dst []byte) ([]byte, error) {
-	start := len(dst)
-	dst, err := up.AppendResult(dst)
-	if err != nil {
-		return dst, err
-	}
-	return dst[start:], nil
-}
-
-// AppendResult is ReadResult appending the reply to dst and returning all
-// of dst (several replies read into one buffer).
-func (up *Upstream) AppendResult(dst []byte) ([]byte, error) {
 	for {
-		start := len(dst)
-		var err error
-		dst, err = up.r.ReadRaw(dst)
-		if err != nil {
-			return dst, err
+		rep, err := up.r.ReadRaw(dst[:0])
+		if err != nil || rep[0] != '>' {
+			return rep, err
 		}
-		if dst[start] != '>' {
-			return dst, nil
-		}
-		dst = dst[:start]
 	}
 }
 
