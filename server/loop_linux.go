@@ -13,7 +13,6 @@ import (
 
 	"streamd/config"
 	"streamd/server/resp"
-	"streamd/server/router"
 )
 
 // The event loop (issue #16). A goroutine per connection pays, per request,
@@ -384,8 +383,9 @@ func (l *eventLoop) runParsed(c *Client, now time.Time) {
 
 // runs reports whether the loop runs a request itself, given what lookup
 // found for it. On a node of a cluster the loop's writes are those it
-// forwards: a write this node leads goes to the goroutine path, where its
-// wait for a quorum holds up no other client.
+// forwards to a leader known now: a write this node leads goes to the
+// goroutine path, where its wait for a quorum holds up no other client, and
+// so does one whose shard has no leader known (routing it waits for one).
 func (l *eventLoop) runs(c *Client, cmd *Command, rej ErrorReply, args [][]byte) bool {
 	if c.tx != nil || c.track != nil {
 		return false
@@ -399,7 +399,7 @@ func (l *eventLoop) runs(c *Client, cmd *Command, rej ErrorReply, args [][]byte)
 	if !pipelinable(c, cmd) {
 		return false
 	}
-	return l.s.cluster == nil || l.s.router.Route(commandKeys(cmd, args), false).Kind == router.Forward
+	return l.s.cluster == nil || l.s.cluster.ForwardsNow(commandKeys(cmd, args))
 }
 
 // flush writes the client's queued output with one non-blocking write; false

@@ -64,6 +64,21 @@ func (r *Cluster) Route(keys [][]byte, internal bool) Route {
 	return r.RouteShard(shard, slot, internal)
 }
 
+// ForwardsNow reports whether Route would forward a request for keys at
+// once: another node leads their (first key's) shard, known now. Unlike
+// Route it never waits for a leader (the event loop must not).
+func (r *Cluster) ForwardsNow(keys [][]byte) bool {
+	if len(keys) == 0 || r.clusterMode || !r.node.Clustered() {
+		return false
+	}
+	shard := replication.ShardOfSlot(KeySlot(keys[0]), r.node.NumShards())
+	if r.Leads(shard) {
+		return false
+	}
+	_, addr := r.Leader(shard)
+	return addr != "" && addr != r.node.RaftAddr()
+}
+
 // RouteShard runs here when this node leads shard (after waiting for a
 // leader if none is known: awaitLeader), else answers CLUSTERDOWN (no
 // leader), the not-leader error (internal), MOVED (cluster mode), or

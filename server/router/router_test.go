@@ -82,6 +82,9 @@ func TestClusterRoutesShards(t *testing.T) {
 	if rt := NewCluster(node, true, timings, nil).Route(sameShard, false); rt.Reply != ErrCrossSlot {
 		t.Fatalf("cluster mode, two slots: %+v", rt)
 	}
+	if r.ForwardsNow(keys[:1]) || r.ForwardsNow(nil) {
+		t.Fatal("ForwardsNow on an embedded node, whose shards all run here")
+	}
 	if !r.Spread() || r.LeaderWait() != 2500*time.Millisecond || r.ForwardTimeout() != 11*time.Second {
 		t.Fatal("spread or timings")
 	}
