@@ -290,10 +290,12 @@ func (t *Trunk) read(rr *resp.ReplyReader) {
 		b.buf = append(b.buf, rep...)
 		b.ends = append(b.ends, len(b.buf))
 		if len(b.ends) == b.n {
-			t.queue[0] = nil
-			t.queue = t.queue[1:]
-			if len(t.queue) == 0 {
-				t.queue = nil
+			// Shifted down rather than resliced: the queue's array is
+			// reused, not reallocated each time it empties.
+			n := copy(t.queue, t.queue[1:])
+			t.queue[n] = nil
+			t.queue = t.queue[:n]
+			if n == 0 {
 				t.conn.SetReadDeadline(time.Time{})
 			} else {
 				t.conn.SetReadDeadline(time.Now().Add(t.timeout))
@@ -317,7 +319,8 @@ func (t *Trunk) fail(err error) {
 	for _, b := range t.queue {
 		b.finish(t.err)
 	}
-	t.queue = nil
+	clear(t.queue)
+	t.queue = t.queue[:0]
 	t.mu.Unlock()
 	t.conn.Close()
 	ts := t.owner
