@@ -35,7 +35,7 @@ func (n *Node) ReadBarrier(i int) error {
 			err = &NotLeaderError{} // won, barrier not done yet: wait
 		default:
 			var resp *rpcResponse
-			resp, err = n.rpcs.call(addr, rpcRequest{Op: rpcReadIndex, Shard: i}, time.Until(deadline))
+			resp, err = n.rpcs.call(addr, rpcRequest{Op: rpcReadIndex, Shard: i, Applied: s.view().AppliedIndex()}, time.Until(deadline))
 			if err == nil {
 				return s.WaitApplied(resp.Index, max(time.Until(deadline), time.Millisecond))
 			}
@@ -91,6 +91,13 @@ func (n *Node) ReplicasHolding(i int, index uint64) int {
 	}
 	wg.Wait()
 	return count
+}
+
+// NudgeReplicas is Shard.NudgeReplicas for shard i.
+func (n *Node) NudgeReplicas(i int) {
+	if n.Clustered() && i >= 0 && i < len(n.shards) {
+		n.shards[i].NudgeReplicas()
+	}
 }
 
 // AppliedIndexOf asks the member at raftAddr for its applied index of

@@ -152,6 +152,24 @@ func (s *Shard) WaitApplied(index uint64, timeout time.Duration) error {
 	}
 }
 
+// NudgeReplicas has the leader tell its followers the commit index now
+// rather than at its next idle send (Timing.Commit, 50 ms by default): it
+// issues a barrier, whose append carries the index, unless one it issued
+// is still out. WAIT, and a follower's read index when the follower has
+// not applied that far, call it, so that the replicas apply a write within
+// a round trip even when no other write follows it. A no-op off the leader
+// and on a single node.
+func (s *Shard) NudgeReplicas() {
+	if !s.clustered || !s.IsLeader() || !s.nudging.CompareAndSwap(false, true) {
+		return
+	}
+	f := s.raft.Barrier(s.quorumTimeout)
+	go func() {
+		f.Error()
+		s.nudging.Store(false)
+	}()
+}
+
 // appliedCovers reports whether the keyspace holds every entry up to index.
 // s.applied moves only with entries the state machine applies (commands
 // and configurations) and restored snapshots; raft's own applied index also

@@ -39,6 +39,9 @@ type rpcRequest struct {
 	Shard int    `json:"shard"`
 	ID    string `json:"id,omitempty"`
 	Addr  string `json:"addr,omitempty"`
+	// Applied is the asking follower's applied index (readindex): below
+	// the read index, the leader nudges its replicas (Shard.NudgeReplicas).
+	Applied uint64 `json:"applied,omitempty"`
 }
 
 // rpcResponse is its answer.
@@ -278,6 +281,11 @@ func (n *Node) execRPC(req rpcRequest) *rpcResponse {
 		idx, err := s.ReadIndex()
 		resp.Index = idx
 		resp.setError(err)
+		if err == nil && idx > req.Applied {
+			// The follower may not know that idx is committed until the
+			// next append: send one now.
+			n.NudgeReplicas(req.Shard)
+		}
 	case rpcApplied:
 		resp.Index = s.raft.AppliedIndex() // cheap: WAIT polls it
 	default:

@@ -87,7 +87,9 @@ type Shard struct {
 	transferring atomic.Bool
 	// existed: raft state was on disk when the shard opened (before any
 	// bootstrap).
-	existed       bool
+	existed bool
+	// nudging is set while a barrier NudgeReplicas issued is out.
+	nudging       atomic.Bool
 	quorumTimeout time.Duration
 	// electionTimeout is raft's ElectionTimeout (LeaderUnreachable's bound).
 	electionTimeout time.Duration

@@ -484,3 +484,33 @@ func TestSingleNodeClusterAPI(t *testing.T) {
 		t.Fatalf("VerifyRead after Close: %v", err)
 	}
 }
+
+// TestNudgeReplicasTellsCommitIndex: a leader with nothing more to send
+// tells its followers the commit index only every Timing.Commit (here an
+// hour), so they do not apply its last write; NudgeReplicas makes them
+// apply it at once (WAIT and a follower's read index rely on it).
+func TestNudgeReplicasTellsCommitIndex(t *testing.T) {
+	c := newTestCluster(t, 3, func(o *Options) { o.Timing.Commit = time.Hour })
+	l := c.leader()
+	p := l.shard.ProposeAsync(xadd("s", "f", "v"))
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range c.followers() {
+		f.shard.NudgeReplicas() // off the leader: nothing happens
+	}
+	l.shard.NudgeReplicas()
+	testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
+		for _, f := range c.followers() {
+			if !f.shard.appliedCovers(p.Index()) {
+				return fmt.Errorf("%s has not applied index %d", f.id, p.Index())
+			}
+		}
+		return nil
+	})
+	for _, f := range c.followers() {
+		if n := xlenOf(t, f.shard, "s"); n != 1 {
+			t.Fatalf("%s: xlen %d, want 1", f.id, n)
+		}
+	}
+}

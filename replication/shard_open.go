@@ -323,7 +323,17 @@ func (s *Shard) raftConfig(hlog hclog.Logger) *raft.Config {
 	conf.HeartbeatTimeout = t.Heartbeat
 	conf.ElectionTimeout = t.Election
 	conf.LeaderLeaseTimeout = t.LeaderLease
-	conf.CommitTimeout = 5 * time.Millisecond
+	// CommitTimeout is how long a leader with nothing new to send waits
+	// before telling its followers the commit index again: at 5 ms an
+	// idle three-node cluster used ~10% of a core on its leader and ~3%
+	// on each follower, sending them empty appends. At raft's 50 ms it
+	// costs ~2% and ~1%; WAIT and a follower's read index, which wait
+	// for followers to apply, have the leader send at once instead
+	// (Shard.NudgeReplicas).
+	conf.CommitTimeout = clusterCommitTimeout
+	if t.Commit > 0 {
+		conf.CommitTimeout = t.Commit
+	}
 	conf.BatchApplyCh = true
 	conf.MaxAppendEntries = 64
 	conf.SnapshotThreshold = s.opts.SnapshotThreshold

@@ -68,6 +68,10 @@ const trailingLogs = 16
 // a snapshot.
 const clusterTrailingLogs = 10240
 
+// clusterCommitTimeout is raft's CommitTimeout unless Timing.Commit is set
+// (raftConfig).
+const clusterCommitTimeout = 50 * time.Millisecond
+
 // DefaultQuorumTimeout bounds a write's commit when Options.QuorumTimeout is
 // zero: a write raft has not committed by then gets an OutcomeUnknownError.
 const DefaultQuorumTimeout = 5 * time.Second
@@ -84,6 +88,10 @@ type Timing struct {
 	// LeaderLease is how long a leader keeps leading without hearing from
 	// a majority (LeaderLeaseTimeout; at most Heartbeat).
 	LeaderLease time.Duration
+	// Commit is how long a leader with nothing new to send waits before
+	// telling its followers the commit index again (raft's CommitTimeout;
+	// default clusterCommitTimeout).
+	Commit time.Duration
 }
 
 // Member is one server of a shard's Raft configuration.
