@@ -312,7 +312,20 @@ type reader struct {
 	// check: the values byteStrings reads are checked, not copied (nil is
 	// returned; see CheckEntry).
 	check bool
+	// vals and hdrs are the unused ends of the chunks byteStrings carves
+	// values and their slice headers from: an entry of XADDs allocates a
+	// few chunks, not two slices per command (a follower decodes every
+	// entry it applies).
+	vals []byte
+	hdrs [][]byte
 }
+
+// Chunk sizes of byteStrings (at most what is left to read: the values
+// and their count still to come cannot exceed that).
+const (
+	valsChunk = 4096
+	hdrsChunk = 256
+)
 
 func (r *reader) fail(err error) {
 	if r.err == nil {
@@ -472,9 +485,10 @@ func (r *reader) ids() []streams.ID {
 }
 
 // byteStrings reads a count and that many length-prefixed byte strings, all
-// copied into one new buffer holding just their bytes (one allocation for
-// the bytes, one for the slice headers). Each result has its capacity capped
-// at its length, so an append to one cannot overwrite the next.
+// copied into the reader's current chunk of bytes, their slice headers
+// taken from its chunk of headers. Each result has its capacity capped at
+// its length, so an append to one cannot overwrite the next, nor the list
+// grow into the next command's.
 func (r *reader) byteStrings() [][]byte {
 	n := r.count(1)
 	if n == 0 || r.err != nil {
@@ -501,8 +515,16 @@ func (r *reader) byteStrings() [][]byte {
 		return nil
 	}
 	// Second pass: copy; the lengths are known to be valid.
-	buf := make([]byte, total)
-	out := make([][]byte, n)
+	if len(r.vals) < total {
+		r.vals = make([]byte, max(total, min(len(r.b), valsChunk)))
+	}
+	buf := r.vals[:total:total]
+	r.vals = r.vals[total:]
+	if len(r.hdrs) < n {
+		r.hdrs = make([][]byte, max(n, min(len(r.b), hdrsChunk)))
+	}
+	out := r.hdrs[:n:n]
+	r.hdrs = r.hdrs[n:]
 	off := 0
 	for i := range out {
 		l := int(r.uvarint())

@@ -400,3 +400,36 @@ func BenchmarkDecodeEntryXAdd128(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodedValuesDoNotOverlap: the XADDs of a decoded entry share chunks
+// of values and headers, yet each value and each field list is capped at
+// its own length, so appending to one never overwrites another, and
+// nothing aliases the encoded bytes.
+func TestDecodedValuesDoNotOverlap(t *testing.T) {
+	want := xaddBatch(300) // more values than one chunk of headers holds
+	buf := want.Append(nil)
+	got, err := DecodeEntry(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range got.Cmds {
+		f := c.(XAdd).Fields
+		if cap(f) != len(f) {
+			t.Fatalf("command %d: field list cap %d, len %d", i, cap(f), len(f))
+		}
+		for j, v := range f {
+			if cap(v) != len(v) {
+				t.Fatalf("command %d value %d: cap %d, len %d", i, j, cap(v), len(v))
+			}
+		}
+		_ = append(f, []byte("extra"))
+		_ = append(f[1], 'x')
+	}
+	clear(buf)
+	for i, c := range got.Cmds {
+		f, w := c.(XAdd).Fields, want.Cmds[i].(XAdd).Fields
+		if len(f) != len(w) || string(f[0]) != string(w[0]) || string(f[1]) != string(w[1]) {
+			t.Fatalf("command %d: fields %q, want %q", i, f, w)
+		}
+	}
+}
