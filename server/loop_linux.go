@@ -69,9 +69,9 @@ type eventLoop struct {
 	woken   bool       // a byte is in the wake pipe
 	stopped bool
 
-	// splits counts the turns the loop shared with its helper (tests read
-	// it).
-	splits atomic.Int64
+	// splits counts the turns the loop shared with its helper, sentLater
+	// those it answered later (tests read them).
+	splits, sentLater atomic.Int64
 
 	// The loop goroutine's own.
 	conns  map[int32]*Client
@@ -102,6 +102,9 @@ type loopClient struct {
 	// held: forwarded requests of the client wait for its goroutine
 	// (Client.heldFwds); it runs nothing more in the loop.
 	held bool
+	// busy: the client's requests of a sent turn are not answered yet
+	// (loopTurn.out); it is out of epoll until they are.
+	busy bool
 	// parsed holds the requests read this turn, not yet run; flushed says
 	// whether the turn's replies went out whole.
 	parsed  [][][]byte
@@ -182,6 +185,7 @@ func newEventLoop(s *Server) (*eventLoop, error) {
 		return nil, err
 	}
 	l.help.init()
+	l.turn.notify = l.wakeUp
 	l.safe = make(map[*Command]bool)
 	for _, name := range loopCommands {
 		if cmd := s.cmds.lookupFull(name); cmd != nil {
@@ -220,6 +224,9 @@ func (l *eventLoop) post(add, kill *Client) bool {
 	return true
 }
 
+// wakeUp wakes the loop (a batch of a sent turn is done).
+func (l *eventLoop) wakeUp() { l.post(nil, nil) }
+
 // run is the loop goroutine.
 func (l *eventLoop) run() {
 	defer l.s.wg.Done()
@@ -233,6 +240,7 @@ func (l *eventLoop) run() {
 			return
 		}
 		l.takeInbox()
+		l.completeOut(false)
 		ready := l.ready[:0]
 		for _, ev := range l.events[:max(n, 0)] {
 			if ev.Fd == int32(l.wake[0]) {
@@ -274,6 +282,10 @@ func (l *eventLoop) takeInbox() {
 	}
 	for _, c := range closes {
 		if c.lp != nil && l.conns[int32(c.lp.fd)] == c {
+			if c.lp.busy {
+				c.lp.closing = true // once its turn is answered
+				continue
+			}
 			l.close(c)
 		}
 	}
@@ -284,6 +296,7 @@ func (l *eventLoop) serve(ready []*Client) {
 	s := l.s
 	if s.config().Timeout > 0 {
 		// Idle clients must be watched: goroutines do that.
+		l.completeOut(true)
 		for _, c := range l.conns {
 			l.handoff(c)
 		}
@@ -315,18 +328,35 @@ func (l *eventLoop) serve(ready []*Client) {
 		l.runParsed(c, now)
 	}
 	l.lastReqs = reqs
-	t.drainSplit(l, split && reqs >= splitRequests)
-	for _, c := range ready {
-		lc := c.lp
-		switch {
-		case lc.closing:
-			l.close(c)
-		case !lc.flushed || lc.handoff:
-			l.handoff(c)
+	if l.canSendLater() {
+		l.sendLater()
+	} else {
+		t.drainSplit(l, split && reqs >= splitRequests)
+		for _, c := range ready {
+			l.endTurn(c, false)
 		}
 	}
 	clear(t.active)
 	t.active = t.active[:0]
+}
+
+// endTurn closes a client whose turn was answered, or hands it to the
+// goroutine path, if it is to; else, after a sent turn (rewatch), epoll
+// watches it again.
+func (l *eventLoop) endTurn(c *Client, rewatch bool) {
+	lc := c.lp
+	switch {
+	case lc.closing:
+		l.close(c)
+	case !lc.flushed || lc.handoff:
+		l.handoff(c)
+	case rewatch:
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(lc.fd)}
+		if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, lc.fd, &ev); err != nil {
+			l.s.log.Warn("event loop: cannot watch a connection again; it gets a goroutine", "client", c.id, "err", err)
+			l.handoff(c)
+		}
+	}
 }
 
 // readAll reads each client once and parses the requests whole in its
@@ -489,6 +519,7 @@ func (l *eventLoop) abandon() {
 	l.stopped = true // from now on, new clients get goroutines (loopStart)
 	l.mu.Unlock()
 	l.takeInbox()
+	l.completeOut(true)
 	for _, c := range l.conns {
 		l.handoff(c)
 	}

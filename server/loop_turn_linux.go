@@ -3,6 +3,7 @@
 package server
 
 import (
+	"syscall"
 	"time"
 
 	"streamd/server/router"
@@ -28,6 +29,24 @@ type loopTurn struct {
 	// forwarded counts the requests forwarded since the last
 	// sendForwards (some may have no trunk: not sent).
 	forwarded int
+	// out holds the turns whose forwarded requests are at their leaders
+	// (sendLater), oldest first; spareOut those to reuse. notify wakes
+	// the loop when a batch of theirs is done.
+	out      []*outTurn
+	spareOut []*outTurn
+	notify   func()
+}
+
+// maxOutTurns is how many turns may have their forwarded requests at the
+// leaders at once: the loop serves other clients meanwhile, so that the
+// leaders always have requests of this node to run.
+const maxOutTurns = 4
+
+// outTurn is a turn sent, not answered yet (loopTurn.sendLater): its
+// clients, which the loop does not read meanwhile, and its batches.
+type outTurn struct {
+	clients []*Client
+	trunks  []turnTrunk
 }
 
 // turnTrunk is a turn's batch for one trunk: the forwarded requests of
@@ -59,6 +78,7 @@ func (t *loopTurn) trunkFor(s *Server, c *Client, addr string) (*router.TrunkBat
 		b, t.spare = t.spare[n-1], t.spare[:n-1]
 	} else {
 		b = new(router.TrunkBatch)
+		b.OnDone(t.notify)
 	}
 	t.trunks = append(t.trunks, turnTrunk{addr: addr, user: user, proto: proto, db: db, t: tr, b: b})
 	return b, nil
@@ -88,6 +108,92 @@ func (t *loopTurn) sendForwards() {
 	}
 	clear(t.trunks)
 	t.trunks = t.trunks[:0]
+}
+
+// sendLater ends a turn whose only waits are its forwarded requests: it
+// sends them, and leaves their answers to completeOut, so that the loop
+// serves other clients while the leaders run them. The turn's clients are
+// taken out of epoll until then (a client's requests run in order, and
+// their replies go out in order).
+func (l *eventLoop) sendLater() {
+	t := &l.turn
+	var o *outTurn
+	if n := len(t.spareOut); n > 0 {
+		o, t.spareOut = t.spareOut[n-1], t.spareOut[:n-1]
+	} else {
+		o = new(outTurn)
+	}
+	o.clients = append(o.clients[:0], t.active...)
+	o.trunks = append(o.trunks[:0], t.trunks...)
+	clear(t.trunks)
+	t.trunks = t.trunks[:0]
+	t.forwarded = 0
+	for _, c := range o.clients {
+		c.lp.busy = true
+		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.lp.fd, nil)
+	}
+	t.out = append(t.out, o)
+	l.sentLater.Add(1)
+	for i := range o.trunks {
+		o.trunks[i].t.Submit(o.trunks[i].b)
+	}
+}
+
+// canSendLater reports whether the turn just run may end with sendLater:
+// it forwarded requests, ran no local write, and none of its clients is
+// to close or leave the loop (those end as drainSplit ends a turn).
+func (l *eventLoop) canSendLater() bool {
+	t := &l.turn
+	if t.forwarded == 0 || t.hub != nil || len(t.out) >= maxOutTurns {
+		return false
+	}
+	for _, c := range t.active {
+		if lc := c.lp; lc.closing || lc.handoff || lc.held {
+			return false
+		}
+	}
+	return true
+}
+
+// completeOut answers the sent turns whose batches are all done, oldest
+// first (all of them, waiting, with wait set): each client's forwarded
+// requests are answered and its output written, then it is watched again,
+// closed, or handed to the goroutine path, as at the end of a turn.
+func (l *eventLoop) completeOut(wait bool) {
+	t := &l.turn
+	for len(t.out) > 0 {
+		o := t.out[0]
+		for i := range o.trunks {
+			if !wait && !o.trunks[i].b.Ready() {
+				return
+			}
+			o.trunks[i].b.Wait()
+		}
+		n := copy(t.out, t.out[1:])
+		t.out[n] = nil
+		t.out = t.out[:n]
+		for _, c := range o.clients {
+			c.lp.pl.drainForwards()
+		}
+		for i := range o.trunks {
+			o.trunks[i].b.Reset()
+			t.spare = append(t.spare, o.trunks[i].b)
+		}
+		clear(o.trunks)
+		o.trunks = o.trunks[:0]
+		for _, c := range o.clients {
+			lc := c.lp
+			lc.busy = false
+			lc.flushed = false
+			if !lc.closing || c.quit {
+				lc.flushed = l.flush(c)
+			}
+			l.endTurn(c, true)
+		}
+		clear(o.clients)
+		o.clients = o.clients[:0]
+		t.spareOut = append(t.spareOut, o)
+	}
 }
 
 // holdHub takes writeMu shared for the turn, once.

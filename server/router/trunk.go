@@ -88,7 +88,16 @@ type TrunkBatch struct {
 	ends []int
 	err  error
 	done chan struct{}
+	// waited: done was received (Wait or Ready); notify is called once
+	// the batch is done (OnDone).
+	waited bool
+	notify func()
 }
+
+// OnDone has f called, on the trunk's goroutine, each time the batch is
+// done after a Submit (an event loop wakes itself this way instead of
+// waiting). f must not block.
+func (b *TrunkBatch) OnDone(f func()) { b.notify = f }
 
 // Add appends one request to the batch.
 func (b *TrunkBatch) Add(args [][]byte) {
@@ -116,14 +125,32 @@ func (b *TrunkBatch) Reply(i int) (rep []byte, ok bool) {
 func (b *TrunkBatch) Err() error { return b.err }
 
 // Wait waits until every reply came or the trunk broke.
-func (b *TrunkBatch) Wait() { <-b.done }
+func (b *TrunkBatch) Wait() {
+	if !b.waited {
+		<-b.done
+		b.waited = true
+	}
+}
+
+// Ready reports, without waiting, whether every reply came or the trunk
+// broke (Wait then returns at once).
+func (b *TrunkBatch) Ready() bool {
+	if !b.waited {
+		select {
+		case <-b.done:
+			b.waited = true
+		default:
+		}
+	}
+	return b.waited
+}
 
 // Reset empties the batch for reuse (after Wait). Big buffers are not
 // kept.
 func (b *TrunkBatch) Reset() {
 	b.reqs, b.buf = trimBuf(b.reqs), trimBuf(b.buf)
 	b.ends = b.ends[:0]
-	b.n, b.err = 0, nil
+	b.n, b.err, b.waited = 0, nil, false
 }
 
 func trimBuf(b []byte) []byte {
@@ -136,7 +163,11 @@ func trimBuf(b []byte) []byte {
 // finish marks the batch done.
 func (b *TrunkBatch) finish(err error) {
 	b.err = err
+	notify := b.notify
 	b.done <- struct{}{}
+	if notify != nil {
+		notify()
+	}
 }
 
 // errTrunkUnasked is a reply the leader sent with no request waiting.
