@@ -36,7 +36,8 @@ import (
 // serves plain TCP clients (no TLS, not in cluster mode, where clients are
 // sent MOVED), AUTH included; the rest get goroutines from the start. On a
 // node of a cluster its writes are those it forwards (runs): a turn's go
-// to their leaders together, on trunks (loopTurn.sendForwards). A request that
+// to their leaders together, on trunks, and the loop serves other clients
+// until their replies come (sendLater, completeOut). A request that
 // Redis's limits for clients not yet authenticated may refuse is left to
 // the goroutine path (ReadBuffered and Partial consult authed).
 //
