@@ -35,6 +35,12 @@ type loopTurn struct {
 	out      []*outTurn
 	spareOut []*outTurn
 	notify   func()
+	// lane is the trunk lane of the turn's batches: the next one after
+	// each send, so that the leader runs turns that are out at once on
+	// several connections (it runs one connection's requests one batch
+	// after the other). A client's requests never are on two lanes at
+	// once: it sends nothing more until its turn is answered.
+	lane int
 }
 
 // maxOutTurns is how many turns may have their forwarded requests at the
@@ -69,7 +75,7 @@ func (t *loopTurn) trunkFor(s *Server, c *Client, addr string) (*router.TrunkBat
 			return tt.b, nil
 		}
 	}
-	tr, err := s.cluster.Trunk(c.fwd(), addr, 0)
+	tr, err := s.cluster.Trunk(c.fwd(), addr, t.lane)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +97,7 @@ func (t *loopTurn) sendForwards() {
 		return
 	}
 	t.forwarded = 0
+	t.lane = (t.lane + 1) % router.TrunkLanes
 	for i := range t.trunks {
 		t.trunks[i].t.Submit(t.trunks[i].b)
 	}
@@ -133,6 +140,7 @@ func (l *eventLoop) sendLater() {
 		syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, c.lp.fd, nil)
 	}
 	t.out = append(t.out, o)
+	t.lane = (t.lane + 1) % router.TrunkLanes
 	l.sentLater.Add(1)
 	for i := range o.trunks {
 		o.trunks[i].t.Submit(o.trunks[i].b)
