@@ -104,17 +104,23 @@ func (t *loopTurn) sendForwards() {
 	for i := range t.trunks {
 		t.trunks[i].b.Wait()
 	}
+	t.answerTrunks(t.active, t.trunks)
+	t.trunks = t.trunks[:0]
+}
+
+// answerTrunks answers the forwarded requests of clients, whose batches
+// (trunks) are all done, and keeps the batches for reuse.
+func (t *loopTurn) answerTrunks(clients []*Client, trunks []turnTrunk) {
 	// The answers run nothing that forwards (a request to be routed
 	// again is held for the client's goroutine).
-	for _, c := range t.active {
+	for _, c := range clients {
 		c.lp.pl.drainForwards()
 	}
-	for i := range t.trunks {
-		t.trunks[i].b.Reset()
-		t.spare = append(t.spare, t.trunks[i].b)
+	for i := range trunks {
+		trunks[i].b.Reset()
+		t.spare = append(t.spare, trunks[i].b)
 	}
-	clear(t.trunks)
-	t.trunks = t.trunks[:0]
+	clear(trunks)
 }
 
 // sendLater ends a turn whose only waits are its forwarded requests: it
@@ -180,14 +186,7 @@ func (l *eventLoop) completeOut(wait bool) {
 		n := copy(t.out, t.out[1:])
 		t.out[n] = nil
 		t.out = t.out[:n]
-		for _, c := range o.clients {
-			c.lp.pl.drainForwards()
-		}
-		for i := range o.trunks {
-			o.trunks[i].b.Reset()
-			t.spare = append(t.spare, o.trunks[i].b)
-		}
-		clear(o.trunks)
+		t.answerTrunks(o.clients, o.trunks)
 		o.trunks = o.trunks[:0]
 		for _, c := range o.clients {
 			lc := c.lp
