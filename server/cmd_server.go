@@ -78,25 +78,27 @@ func (s *Server) cmdWAIT(c *Client, args [][]byte) Reply {
 		}
 		return Int(0)
 	}
-	// A poller asks the replicas every waitPollInterval and wakes the
-	// client once enough hold the write; the client stays blocked (CLIENT
-	// UNBLOCK, a closing connection and the timeout work as for any
-	// blocked client). If the first ask finds too few, the leader tells
-	// the replicas the commit index at once (NudgeReplicas) instead of at
-	// its next idle send.
+	// A poller asks the replicas, 1 ms after the first ask, then twice as
+	// long each time up to waitPollInterval, and wakes the client once
+	// enough hold the write; the client stays blocked (CLIENT UNBLOCK, a
+	// closing connection and the timeout work as for any blocked client).
+	// If the first ask finds too few, the leader tells the replicas the
+	// commit index at once (NudgeReplicas) instead of at its next idle
+	// send, so they usually hold the write within a round trip or two.
 	wake, stop := make(chan struct{}), make(chan struct{})
 	defer close(stop)
 	go func() {
-		t := time.NewTicker(waitPollInterval)
+		t := time.NewTimer(time.Millisecond)
 		defer t.Stop()
-		for first := true; ; first = false {
+		for pause := time.Millisecond; ; pause = min(2*pause, waitPollInterval) {
 			if count() >= n {
 				close(wake)
 				return
 			}
-			if first {
+			if pause == time.Millisecond {
 				s.node.NudgeReplicas(shard)
 			}
+			t.Reset(pause)
 			select {
 			case <-stop:
 				return
@@ -131,8 +133,8 @@ func (s *Server) runWaitLast(c *Client, args [][]byte) Reply {
 	return s.cmdWAIT(c, [][]byte{[]byte("WAIT"), args[2], args[3]})
 }
 
-// waitPollInterval is how often WAIT asks the replicas for their applied
-// index.
+// waitPollInterval is how often, at most, WAIT asks the replicas for their
+// applied index.
 const waitPollInterval = 20 * time.Millisecond
 
 // cmdTIME is TIME: seconds and microseconds as bulk strings.
