@@ -342,8 +342,15 @@ func TestClusterTransferExecWatchMoved(t *testing.T) {
 	applied := map[string]bool{}
 	heldAborts := 0
 	for k := 0; k < 30 && heldAborts == 0; k++ {
-		if leaderOf(nodes, 0) != home {
-			must(t, "transfer back", leaderOf(nodes, 0).node.TransferLeader(0, home.id))
+		var lead *cnode
+		testutil.Eventually(t, 10*time.Second, time.Millisecond, func() error {
+			if lead = leaderOf(nodes, 0); lead.node == nil {
+				return errors.New("no leader yet")
+			}
+			return nil
+		})
+		if lead != home {
+			must(t, "transfer back", lead.node.TransferLeader(0, home.id))
 			testutil.Eventually(t, 10*time.Second, 5*time.Millisecond, func() error {
 				if !home.node.Shard(0).IsLeader() || home.node.Shard(0).Transferring() {
 					return errors.New("not back")
