@@ -13,7 +13,7 @@ func cmdXADD(c *Client, args [][]byte) (Plan, Reply) {
 		return Plan{}, r
 	}
 	op.DB = c.DB()
-	return Plan{Op: op, Format: xreply.Added}, nil
+	return Plan{Op: op, Format: xreply.Added, Added: true}, nil
 }
 
 // cmdXTRIM plans XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count].

@@ -65,6 +65,9 @@ type Plan struct {
 	// Block, when non-nil and not inside MULTI/EXEC, makes the runner wait
 	// for the keys when Format's answer is a null (XREAD/XREADGROUP BLOCK).
 	Block *Blocking
+	// Added says Format is xreply.Added (XADD): a pipeline replies with
+	// the new ID without boxing it (pipeline.finish).
+	Added bool
 }
 
 // control names a command the dispatcher treats specially (Command.Control).

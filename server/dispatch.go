@@ -70,14 +70,22 @@ func (s *Server) dispatchCmd(c *Client, args [][]byte, cmd *Command, rej ErrorRe
 		c.lastActive.Store(end.UnixNano())
 		c.inCommand.Store(false)
 	}()
+	// The rest returns from one place, so that Go open-codes the two
+	// defers (a function with many returns pays for them at run time).
+	end = s.runCmd(c, args, cmd, pl, piped, start)
+}
 
+// runCmd is dispatchCmd after its bookkeeping: the checks, routing and
+// running of a request not refused, from start (piped: a plain write that
+// may join pl). It returns when the command finished (zero: unknown yet).
+func (s *Server) runCmd(c *Client, args [][]byte, cmd *Command, pl *pipeline, piped bool, start time.Time) time.Time {
 	// Redis's authRequired(): the default user has a password (or is
 	// off) and this client has not authenticated. CONFIG SET requirepass
 	// "" lifts it for everyone, as it makes the default user "nopass".
 	if !c.authed.Load() && s.aclNow().authRequired && !hasFlag(cmd, "no_auth") {
 		pl.drain()
 		s.reject(c, cmd, ErrorReply("NOAUTH Authentication required."))
-		return
+		return time.Time{}
 	}
 	// The user's ACL rules (Redis's ACLCheckAllPerm, before cluster
 	// redirection and MULTI queuing; a denial makes a pending EXEC fail).
@@ -91,7 +99,7 @@ func (s *Server) dispatchCmd(c *Client, args [][]byte, cmd *Command, rej ErrorRe
 			r = ErrorReply("EXECABORT Transaction discarded because of: " + string(r))
 		}
 		s.reject(c, cmd, r)
-		return
+		return time.Time{}
 	}
 	// A monitoring client may not touch the keyspace (cmd_monitor.go).
 	monitored := s.monitors.Active()
@@ -99,27 +107,26 @@ func (s *Server) dispatchCmd(c *Client, args [][]byte, cmd *Command, rej ErrorRe
 		if refusal, ok := s.monitorGate(c, cmd); !ok {
 			pl.drain()
 			s.reject(c, cmd, refusal)
-			return
+			return time.Time{}
 		}
 	}
 	if r, handled := s.routeRequest(c, cmd, args, pl, start); handled {
 		if _, queued := r.(forwardQueued); queued {
-			end = start // forwarded; its reply comes when pl drains
-			return
+			return start // forwarded; its reply comes when pl drains
 		}
 		if r != nil {
 			// Forwarded, it shows in the SLOWLOG and MONITOR of the
 			// node where it ran; fanned out, it ran here.
-			end = s.finish(c, cmd, args, start, r, cmd.Fanout)
+			return s.finish(c, cmd, args, start, r, cmd.Fanout)
 		}
-		return
+		return time.Time{}
 	}
 	// maxmemory (Redis's processCommand: after redirection, before
 	// queuing; maxmemory.go), decided by the node that runs the command.
 	if s.oomRefusal(c, cmd) {
 		pl.drain()
 		s.rejectOOM(c, cmd)
-		return
+		return time.Time{}
 	}
 	// MONITOR shows a blocking command when it starts (as Redis, whose
 	// first call of it returns blocked), EXEC's commands once EXEC ran
@@ -140,8 +147,7 @@ func (s *Server) dispatchCmd(c *Client, args [][]byte, cmd *Command, rej ErrorRe
 					s.feedMonitors(c, c.DB(), cmd, args)
 				}
 				pl.add(cmd, args, start, p, op)
-				end = start // proposed; its reply comes when pl drains
-				return
+				return start // proposed; its reply comes when pl drains
 			}
 		}
 		pl.drain()
@@ -151,8 +157,7 @@ func (s *Server) dispatchCmd(c *Client, args [][]byte, cmd *Command, rej ErrorRe
 			r = s.runPlan(c, &run)
 			r = s.afterLocal(c, cmd, args, r)
 		}
-		end = s.finish(c, cmd, args, start, r, true)
-		return
+		return s.finish(c, cmd, args, start, r, true)
 	}
 	pl.drain()
 	if r, handled := s.txIntercept(c, cmd, args); handled {
@@ -160,16 +165,16 @@ func (s *Server) dispatchCmd(c *Client, args [][]byte, cmd *Command, rej ErrorRe
 		if e, ok := r.(ErrorReply); ok {
 			s.stats.ErrorReply(string(e))
 		}
-		return
+		return time.Time{}
 	}
 	r := s.runLocal(c, cmd, args)
 	if execQueue != nil {
-		end = s.finish(c, cmd, args, start, r, false)
+		end := s.finish(c, cmd, args, start, r, false)
 		s.noteSlow(c, cmd, args, end.Sub(start))
 		s.feedMonitorsExec(c, execDB, cmd, args, execQueue, r)
-		return
+		return end
 	}
-	end = s.finish(c, cmd, args, start, r, true)
+	return s.finish(c, cmd, args, start, r, true)
 }
 
 // runLocal runs a command here (its handler, or its plan on the shard of

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"streamd/replication/wire"
+	"streamd/server/xreply"
+	"streamd/streams"
 )
 
 // Group commit for pipelines (issue #3). A client that sends several
@@ -54,6 +56,8 @@ type pipeline struct {
 	pends []pendingWrite
 	// proposed counts the calls already handed to their shards.
 	proposed int
+	// id is the reply finish sends for a new ID (Plan.Added).
+	id xreply.ID
 	// turn, when set, is the event loop's turn this pipeline is part of
 	// (loop_linux.go): it holds writeMu for every pipeline of the turn and
 	// drains them all together.
@@ -289,6 +293,14 @@ func (pl *pipeline) finish(now time.Time) {
 			// routed here (it was not applied): route it again.
 			pl.c.notLeader = false
 			r = s.reroute(pl.c, call.cmd, call.args)
+		}
+		if r == nil && call.plan.Added && outs[i].err == nil {
+			// xreply.Added's reply, pointing at the pipeline's own
+			// ID: send renders it at once, nothing keeps it.
+			if id, ok := outs[i].res.(streams.ID); ok {
+				pl.id = xreply.ID(id)
+				r = &pl.id
+			}
 		}
 		if r == nil {
 			r = call.plan.Format(outs[i].res, outs[i].err)
