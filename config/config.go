@@ -79,7 +79,7 @@ type Config struct {
 	Timeout int
 	// EventLoop is "event-loop": serve plain TCP clients from one epoll
 	// event loop while they send commands it runs without blocking (a
-	// single node's writes, a cluster node's forwarded writes and those it leads;
+	// single node's writes, a cluster node's forwarded writes;
 	// server/loop_linux.go; Linux only).
 	EventLoop bool
 	// TCPKeepAlive is "tcp-keepalive": the TCP keepalive period in seconds (0 = off).

@@ -460,7 +460,7 @@ var directives = func() []*Directive {
 		intParam("slowlog-max-len", 0, math.MaxInt64, func(c *Config) *int { return &c.SlowlogMaxLen }, false).
 			doc("entries the SLOWLOG keeps"),
 		boolParam("event-loop", func(c *Config) *bool { return &c.EventLoop }).
-			doc("serve plain TCP clients from one epoll event loop while their commands cannot block (Linux): a single node's writes, a cluster node's forwarded writes and those it leads; others get a goroutine each"),
+			doc("serve plain TCP clients from one epoll event loop while their commands cannot block (Linux): a single node's writes, a cluster node's forwarded writes; others get a goroutine each"),
 		boolParam("latency-tracking", func(c *Config) *bool { return &c.LatencyTracking }).settable().
 			doc("keep per-command latency histograms for INFO latencystats"),
 		{name: "latency-tracking-info-percentiles", get: func(c *Config) string { return c.LatencyTrackingInfoPercentiles },

@@ -37,8 +37,7 @@ import (
 // sent MOVED), AUTH included; the rest get goroutines from the start. On a
 // node of a cluster its writes are those it forwards (runs): a turn's go
 // to their leaders together, on trunks, and the loop serves other clients
-// until their replies come (sendLater, completeOut); and those it leads,
-// whose quorum wait a goroutine takes (settleLater, loop_led_linux.go). A request that
+// until their replies come (sendLater, completeOut). A request that
 // Redis's limits for clients not yet authenticated may refuse is left to
 // the goroutine path (ReadBuffered and Partial consult authed).
 //
@@ -68,16 +67,12 @@ type eventLoop struct {
 	mu      sync.Mutex // guards the fields below
 	inbox   []*Client  // accepted, not yet registered
 	closes  []*Client  // closes asked for by other goroutines
-	resumed []*Client  // clients of settled ledTurns
 	woken   bool       // a byte is in the wake pipe
 	stopped bool
 
 	// splits counts the turns the loop shared with its helper, sentLater
-	// the turns of forwards it answered later, settledLater the turns of
-	// writes this node leads it left to a goroutine (tests read them).
-	splits, sentLater, settledLater atomic.Int64
-	// led counts the turns of writes this node leads that are out.
-	led ledTurns
+	// those it answered later (tests read them).
+	splits, sentLater atomic.Int64
 
 	// The loop goroutine's own.
 	conns  map[int32]*Client
@@ -111,9 +106,6 @@ type loopClient struct {
 	// busy: the client's requests of a sent turn are not answered yet
 	// (loopTurn.out); it is out of epoll until they are.
 	busy bool
-	// killed: CLIENT KILL asked to close it while busy (the goroutine
-	// settling its turn may be writing closing); its turn's end closes it.
-	killed bool
 	// parsed holds the requests read this turn, not yet run; flushed says
 	// whether the turn's replies went out whole.
 	parsed  [][][]byte
@@ -271,8 +263,8 @@ func (l *eventLoop) run() {
 // takeInbox registers new clients and closes those whose close was asked.
 func (l *eventLoop) takeInbox() {
 	l.mu.Lock()
-	inbox, closes, resumed := l.inbox, l.closes, l.resumed
-	l.inbox, l.closes, l.resumed = nil, nil, nil
+	inbox, closes := l.inbox, l.closes
+	l.inbox, l.closes = nil, nil
 	if l.woken {
 		var b [16]byte
 		syscall.Read(l.wake[0], b[:])
@@ -289,14 +281,10 @@ func (l *eventLoop) takeInbox() {
 		l.conns[int32(c.lp.fd)] = c
 		l.s.stats.LoopClients.Add(1)
 	}
-	for _, c := range resumed {
-		c.lp.busy = false
-		l.endTurn(c, true)
-	}
 	for _, c := range closes {
 		if c.lp != nil && l.conns[int32(c.lp.fd)] == c {
 			if c.lp.busy {
-				c.lp.killed = true // closed once its turn is answered
+				c.lp.closing = true // once its turn is answered
 				continue
 			}
 			l.close(c)
@@ -310,7 +298,6 @@ func (l *eventLoop) serve(ready []*Client) {
 	if s.config().Timeout > 0 {
 		// Idle clients must be watched: goroutines do that.
 		l.completeOut(true)
-		l.waitLed()
 		for _, c := range l.conns {
 			l.handoff(c)
 		}
@@ -342,12 +329,9 @@ func (l *eventLoop) serve(ready []*Client) {
 		l.runParsed(c, now)
 	}
 	l.lastReqs = reqs
-	switch {
-	case l.canSendLater():
+	if l.canSendLater() {
 		l.sendLater()
-	case t.hub != nil && s.cluster != nil:
-		l.settleLater()
-	default:
+	} else {
 		t.drainSplit(l, split && reqs >= splitRequests)
 		for _, c := range ready {
 			l.endTurn(c, false)
@@ -362,9 +346,6 @@ func (l *eventLoop) serve(ready []*Client) {
 // watches it again.
 func (l *eventLoop) endTurn(c *Client, rewatch bool) {
 	lc := c.lp
-	if lc.killed {
-		lc.closing, lc.killed = true, false
-	}
 	switch {
 	case lc.closing:
 		l.close(c)
@@ -424,14 +405,6 @@ func (l *eventLoop) runParsed(c *Client, now time.Time) {
 			break
 		}
 		if lc.pl.full() {
-			if l.s.cluster != nil && len(lc.pl.calls) > 0 {
-				// Draining would wait for a quorum here: the rest
-				// goes to the goroutine path once they are settled.
-				if i+1 < len(lc.parsed) {
-					lc.handoff, lc.next = true, slices.Clone(lc.parsed[i+1:])
-				}
-				break
-			}
 			lc.pl.drain()
 		}
 	}
@@ -441,35 +414,23 @@ func (l *eventLoop) runParsed(c *Client, now time.Time) {
 
 // runs reports whether the loop runs a request itself, given what lookup
 // found for it. On a node of a cluster the loop's writes are those it
-// forwards to a leader known now and those this node leads (settled by a
-// goroutine: settleLater), never both in one turn; a write whose shard has
-// no leader known goes to the goroutine path (routing it waits for one),
-// and so does anything after a client's writes this node leads in the turn
-// but more of them (it would wait for a quorum in the loop first).
+// forwards to a leader known now: a write this node leads goes to the
+// goroutine path, where its wait for a quorum holds up no other client, and
+// so does one whose shard has no leader known (routing it waits for one).
 func (l *eventLoop) runs(c *Client, cmd *Command, rej ErrorReply, args [][]byte) bool {
 	if c.tx != nil || c.track != nil {
 		return false
 	}
-	cl := l.s.cluster
-	led := cl != nil && len(c.lp.pl.calls) > 0
-	if rej != "" || l.safe[cmd] {
-		return !led // refused before it runs, or a connection command
+	if rej != "" {
+		return true // refused before it runs
+	}
+	if l.safe[cmd] {
+		return true
 	}
 	if !pipelinable(c, cmd) {
 		return false
 	}
-	if cl == nil {
-		return true
-	}
-	keys := commandKeys(cmd, args)
-	t := &l.turn
-	switch {
-	case cl.ForwardsNow(keys):
-		return t.hub == nil
-	case cl.LeadsNow(keys):
-		return t.forwarded == 0
-	}
-	return false
+	return l.s.cluster == nil || l.s.cluster.ForwardsNow(commandKeys(cmd, args))
 }
 
 // flush writes the client's queued output with one non-blocking write; false
@@ -560,7 +521,6 @@ func (l *eventLoop) abandon() {
 	l.mu.Unlock()
 	l.takeInbox()
 	l.completeOut(true)
-	l.waitLed()
 	for _, c := range l.conns {
 		l.handoff(c)
 	}

@@ -192,7 +192,7 @@ func (l *eventLoop) completeOut(wait bool) {
 			lc := c.lp
 			lc.busy = false
 			lc.flushed = false
-			if !(lc.closing || lc.killed) || c.quit {
+			if !lc.closing || c.quit {
 				lc.flushed = l.flush(c)
 			}
 			l.endTurn(c, true)

@@ -201,19 +201,15 @@ func (c *Client) maxInFlight() int {
 
 // drain answers every pending request in order: the local writes
 // (drainLocal) or the forwarded requests (drainForwards). It is a no-op on
-// a nil or empty pipeline. A pipeline of an event loop's turn that holds
-// requests drains the whole turn (loopTurn.drain): the turn holds writeMu
-// for all of them. An empty one has nothing to answer first, and what the
-// loop runs after it takes no writeMu: a command refused, a connection
-// command (loopCommands), a write joining the turn.
+// a nil or empty pipeline. A pipeline of an event loop's turn drains the
+// whole turn (loopTurn.drain): the command about to run may take writeMu
+// itself, which the turn must not hold then.
 func (pl *pipeline) drain() {
 	if pl == nil {
 		return
 	}
 	if pl.turn != nil {
-		if len(pl.calls) > 0 || len(pl.fwds) > 0 {
-			pl.turn.drain()
-		}
+		pl.turn.drain()
 		return
 	}
 	pl.drainLocal()

@@ -79,17 +79,6 @@ func (r *Cluster) ForwardsNow(keys [][]byte) bool {
 	return addr != "" && addr != r.node.RaftAddr()
 }
 
-// LeadsNow reports whether Route would run a request for keys here at
-// once on a node of a cluster: this node leads their (first key's) shard.
-// False when not clustered (a node on its own runs everything here) and in
-// cluster mode (MOVED routing).
-func (r *Cluster) LeadsNow(keys [][]byte) bool {
-	if len(keys) == 0 || r.clusterMode || !r.node.Clustered() {
-		return false
-	}
-	return r.Leads(replication.ShardOfSlot(KeySlot(keys[0]), r.node.NumShards()))
-}
-
 // RouteShard runs here when this node leads shard (after waiting for a
 // leader if none is known: awaitLeader), else answers CLUSTERDOWN (no
 // leader), the not-leader error (internal), MOVED (cluster mode), or
