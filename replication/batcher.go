@@ -162,6 +162,8 @@ type batcher struct {
 	done    chan struct{} // closed when run has returned and all resolved
 	// max is the most commands per entry (maxBatch or clusterMaxBatch).
 	max int
+	// noopWaiting counts appendNoop calls waiting for a send to end.
+	noopWaiting int
 }
 
 func newBatcher(s *Shard, clock func() int64, lastNow int64) *batcher {
@@ -299,8 +301,19 @@ func (b *batcher) sendTakenLocked() {
 	b.send(batch)
 	b.mu.Lock()
 	b.sending = false
-	b.cond.Broadcast()
+	b.wakeLocked()
 	b.mu.Unlock()
+}
+
+// wakeLocked wakes the goroutines waiting on cond after a send ended or an
+// entry left the flight (b.mu held), unless none of them can go on now:
+// the batcher goroutine waits for something queued to send (or, closed,
+// for the last entry in flight), appendNoop for the send to end. Waking
+// the batcher goroutine for nothing cost a thread wake-up per entry.
+func (b *batcher) wakeLocked() {
+	if len(b.queue) > 0 || b.closed || b.noopWaiting > 0 {
+		b.cond.Broadcast()
+	}
 }
 
 // sendNext sends the queued partial batch from the calling goroutine (the
@@ -425,7 +438,7 @@ func (b *batcher) finish(batch []*Pending, ab *ackBatch, out []wire.Outcome, ind
 	if released {
 		b.released--
 	}
-	b.cond.Broadcast()
+	b.wakeLocked()
 	b.mu.Unlock()
 }
 
@@ -451,7 +464,7 @@ func (b *batcher) answer(batch []*Pending, out []wire.Outcome, index uint64, err
 func (b *batcher) release() {
 	b.mu.Lock()
 	b.released++
-	b.cond.Broadcast()
+	b.wakeLocked()
 	b.mu.Unlock()
 }
 

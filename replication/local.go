@@ -181,7 +181,7 @@ func (b *batcher) sendLocal(batch []*Pending, now int64) {
 	}
 	b.mu.Lock()
 	b.inflight--
-	b.cond.Broadcast()
+	b.wakeLocked()
 	b.mu.Unlock()
 	if last-l.snapIndex.Load() >= l.threshold {
 		l.snapshotInBackground()
@@ -319,9 +319,11 @@ func (l *localLog) probe() {
 // those raft appends at each election), as the sender.
 func (b *batcher) appendNoop() error {
 	b.mu.Lock()
+	b.noopWaiting++
 	for b.sending {
 		b.cond.Wait()
 	}
+	b.noopWaiting--
 	b.sending = true
 	b.mu.Unlock()
 	l := b.s.local
@@ -334,7 +336,7 @@ func (b *batcher) appendNoop() error {
 	}
 	b.mu.Lock()
 	b.sending = false
-	b.cond.Broadcast()
+	b.wakeLocked()
 	b.mu.Unlock()
 	return err
 }
